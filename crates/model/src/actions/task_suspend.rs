@@ -1,0 +1,74 @@
+//! T-06 `task.suspend`: `spec/02-actions/T-06-task.suspend.lean`.
+//!
+//! After the spine, every awaited promise must exist (the first missing one
+//! answers 422, whatever came before it). If any awaited promise is settled
+//! or past its deadline the task stays acquired, its resumes are cleared and
+//! the answer is 300. Otherwise the task's id (`req.id`, not the actions'
+//! `awaiter`) is registered as a callback on each awaited promise and the
+//! task parks: suspended, no lease, no resumes, no timeout.
+
+use crate::actions::guard::{check, Failures};
+use crate::api::{TaskSuspendReq, TaskSuspendRes};
+use crate::branch::*;
+use crate::machine::Machine;
+use crate::state::TaskObject;
+use crate::types::{TaskState, Time};
+
+const FAILURES: Failures = Failures {
+    task_not_found_404: TASK_SUSPEND_TASK_NOT_FOUND_404,
+    promise_not_found_409: TASK_SUSPEND_PROMISE_NOT_FOUND_409,
+    wrong_state_409: TASK_SUSPEND_NOT_ACQUIRED_409,
+    promise_not_live_409: TASK_SUSPEND_PROMISE_NOT_LIVE_409,
+    version_mismatch_409: TASK_SUSPEND_VERSION_MISMATCH_409,
+};
+
+fn res(status: u16) -> TaskSuspendRes {
+    TaskSuspendRes {
+        status,
+        preload: Vec::new(),
+    }
+}
+
+/// `taskSuspend`.
+pub fn task_suspend(m: &mut Machine, req: &TaskSuspendReq, now: Time) -> TaskSuspendRes {
+    let t = match check(m, &req.id, req.version, TaskState::Acquired, &FAILURES, now) {
+        Ok((t, _)) => t,
+        Err(status) => return res(status),
+    };
+    let mut settled = false;
+    for action in &req.actions {
+        match m.state.get_promise(&action.awaited) {
+            None => {
+                m.hits.push(TASK_SUSPEND_AWAITED_NOT_FOUND_422);
+                return res(422);
+            }
+            Some(pa) => settled |= !pa.is_live(now),
+        }
+    }
+    if settled {
+        m.hits.push(TASK_SUSPEND_ALREADY_SETTLED_300);
+        m.state.set_task(TaskObject {
+            resumes: Vec::new(),
+            ..t
+        });
+        return res(300);
+    }
+    m.hits.push(TASK_SUSPEND_SUSPENDED_200);
+    for action in &req.actions {
+        if let Some(pa) = m.state.get_promise(&action.awaited) {
+            let mut pa = pa.clone();
+            pa.add_callback(&req.id);
+            m.state.set_promise(pa);
+        }
+    }
+    let id = t.id.clone();
+    m.state.set_task(TaskObject {
+        state: TaskState::Suspended,
+        pid: None,
+        ttl: None,
+        resumes: Vec::new(),
+        ..t
+    });
+    m.state.del_task_timeout(&id);
+    res(200)
+}

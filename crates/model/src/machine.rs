@@ -1,0 +1,234 @@
+//! The one entry point the rest of the project uses: a [`Machine`] holds the
+//! state, applies external requests at a given `now`, and fires internal
+//! transitions. Time is always passed in, never read.
+
+use std::sync::Arc;
+
+use crate::actions;
+use crate::api::{Request, Response};
+use crate::branch::Branch;
+use crate::calendar::{Calendar, RustServerCalendar};
+use crate::state::{ServerConfig, State, LEASE, RETRY};
+use crate::types::Time;
+
+/// One armed timeout, named by what firing it does.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Timer {
+    /// `onPromiseTimeout id`.
+    Promise(String),
+    /// `onTaskRetryTimeout id` (task timeout kind 0).
+    TaskRetry(String),
+    /// `onTaskLeaseTimeout id` (task timeout kind 1).
+    TaskLease(String),
+    /// `onScheduleTimeout id`.
+    Schedule(String),
+}
+
+impl Timer {
+    /// The id of the object the timer belongs to.
+    pub fn id(&self) -> &str {
+        match self {
+            Timer::Promise(id)
+            | Timer::TaskRetry(id)
+            | Timer::TaskLease(id)
+            | Timer::Schedule(id) => id,
+        }
+    }
+}
+
+/// The abstract machine: `ServerState` plus the calendar behind the opaque
+/// functions, and the branches taken since they were last drained.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// The state.
+    pub state: State,
+    calendar: Arc<dyn Calendar>,
+    /// Branches taken since last drained; a field (not a method) so that
+    /// handlers can record while they hold a borrow of `state`.
+    pub(crate) hits: Vec<Branch>,
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Machine::new(ServerConfig::default())
+    }
+}
+
+impl Machine {
+    /// An empty machine with the Rust server's calendar.
+    pub fn new(config: ServerConfig) -> Self {
+        Machine::with_calendar(config, Arc::new(RustServerCalendar))
+    }
+
+    /// An empty machine with a given calendar.
+    pub fn with_calendar(config: ServerConfig, calendar: Arc<dyn Calendar>) -> Self {
+        Machine {
+            state: State::new(config),
+            calendar,
+            hits: Vec::new(),
+        }
+    }
+
+    /// The calendar in use.
+    pub fn calendar(&self) -> &dyn Calendar {
+        &*self.calendar
+    }
+
+    /// Apply one external request at `now`.
+    pub fn apply(&mut self, req: &Request, now: Time) -> Response {
+        use crate::api::Response as R;
+        match req {
+            Request::PromiseGet(r) => R::Promise(actions::promise_get::promise_get(self, r, now)),
+            Request::PromiseCreate(r) => {
+                R::Promise(actions::promise_create::promise_create(self, r, now))
+            }
+            Request::PromiseSettle(r) => {
+                R::Promise(actions::promise_settle::promise_settle(self, r, now))
+            }
+            Request::PromiseRegisterCallback(r) => R::Promise(
+                actions::promise_register_callback::promise_register_callback(self, r, now),
+            ),
+            Request::PromiseRegisterListener(r) => R::Promise(
+                actions::promise_register_listener::promise_register_listener(self, r, now),
+            ),
+            Request::PromiseSearch(r) => {
+                R::Status(actions::promise_search::promise_search(self, r, now))
+            }
+            Request::TaskGet(r) => R::TaskGet(actions::task_get::task_get(self, r, now)),
+            Request::TaskCreate(r) => R::TaskClaim(actions::task_create::task_create(self, r, now)),
+            Request::TaskAcquire(r) => {
+                R::TaskClaim(actions::task_acquire::task_acquire(self, r, now))
+            }
+            Request::TaskFence(r) => R::TaskFence(actions::task_fence::task_fence(self, r, now)),
+            Request::TaskHeartbeat(r) => {
+                R::Status(actions::task_heartbeat::task_heartbeat(self, r, now))
+            }
+            Request::TaskSuspend(r) => {
+                R::TaskSuspend(actions::task_suspend::task_suspend(self, r, now))
+            }
+            Request::TaskFulfill(r) => {
+                R::TaskFulfill(actions::task_fulfill::task_fulfill(self, r, now))
+            }
+            Request::TaskRelease(r) => R::Status(actions::task_release::task_release(self, r, now)),
+            Request::TaskHalt(r) => R::Status(actions::task_halt::task_halt(self, r, now)),
+            Request::TaskContinue(r) => {
+                R::Status(actions::task_continue::task_continue(self, r, now))
+            }
+            Request::TaskSearch(r) => R::Status(actions::task_search::task_search(self, r, now)),
+            Request::ScheduleGet(r) => {
+                R::Schedule(actions::schedule_get::schedule_get(self, r, now))
+            }
+            Request::ScheduleCreate(r) => {
+                R::Schedule(actions::schedule_create::schedule_create(self, r, now))
+            }
+            Request::ScheduleDelete(r) => {
+                R::Status(actions::schedule_delete::schedule_delete(self, r, now))
+            }
+            Request::ScheduleSearch(r) => {
+                R::Status(actions::schedule_search::schedule_search(self, r, now))
+            }
+        }
+    }
+
+    /// Fire one internal transition at `now`. Firing does not check that the
+    /// timer is armed or due: the transitions guard themselves, as in the Lean.
+    pub fn fire(&mut self, timer: &Timer, now: Time) {
+        use actions::timeouts;
+        match timer {
+            Timer::Promise(id) => timeouts::on_promise_timeout(self, id, now),
+            Timer::TaskRetry(id) => timeouts::on_task_retry_timeout(self, id, now),
+            Timer::TaskLease(id) => timeouts::on_task_lease_timeout(self, id, now),
+            Timer::Schedule(id) => timeouts::on_schedule_timeout(self, id, now),
+        }
+    }
+
+    /// The armed timers with deadline ≤ `now`, in firing order: promise
+    /// timeouts, then task retries, then leases, then schedules (the Rust
+    /// server's order; the spec leaves it open); within a group by deadline,
+    /// then id.
+    pub fn due(&self, now: Time) -> Vec<Timer> {
+        let s = &self.state;
+        let mut v = Vec::new();
+        v.extend(
+            s.promise_timeouts()
+                .due(now)
+                .map(|(_, id)| Timer::Promise(id.to_string())),
+        );
+        v.extend(
+            s.task_timeouts(RETRY)
+                .due(now)
+                .map(|(_, id)| Timer::TaskRetry(id.to_string())),
+        );
+        v.extend(
+            s.task_timeouts(LEASE)
+                .due(now)
+                .map(|(_, id)| Timer::TaskLease(id.to_string())),
+        );
+        v.extend(
+            s.schedule_timeouts()
+                .due(now)
+                .map(|(_, id)| Timer::Schedule(id.to_string())),
+        );
+        v
+    }
+
+    /// Fire every armed timeout whose deadline is ≤ `now`, group by group in
+    /// the order of [`Machine::due`]. Each group is read when its turn comes,
+    /// so a lease expiry sees the retries fired before it; what a group arms
+    /// for later groups at or before `now` (a schedule's catch-up creating
+    /// already-due promises) waits for the next tick. Returns what fired.
+    pub fn tick(&mut self, now: Time) -> Vec<Timer> {
+        let mut fired = Vec::new();
+        for group in 0..4 {
+            let s = &self.state;
+            let ids: Vec<String> = match group {
+                0 => s
+                    .promise_timeouts()
+                    .due(now)
+                    .map(|(_, id)| id.to_string())
+                    .collect(),
+                1 => s
+                    .task_timeouts(RETRY)
+                    .due(now)
+                    .map(|(_, id)| id.to_string())
+                    .collect(),
+                2 => s
+                    .task_timeouts(LEASE)
+                    .due(now)
+                    .map(|(_, id)| id.to_string())
+                    .collect(),
+                _ => s
+                    .schedule_timeouts()
+                    .due(now)
+                    .map(|(_, id)| id.to_string())
+                    .collect(),
+            };
+            for id in ids {
+                let timer = match group {
+                    0 => Timer::Promise(id),
+                    1 => Timer::TaskRetry(id),
+                    2 => Timer::TaskLease(id),
+                    _ => Timer::Schedule(id),
+                };
+                self.fire(&timer, now);
+                fired.push(timer);
+            }
+        }
+        fired
+    }
+
+    /// The branches taken since the last call, in order.
+    pub fn take_hits(&mut self) -> Vec<Branch> {
+        std::mem::take(&mut self.hits)
+    }
+
+    /// Forget recorded branches without allocating.
+    pub fn clear_hits(&mut self) {
+        self.hits.clear();
+    }
+
+    /// The retry timeout of the config.
+    pub(crate) fn retry_timeout(&self) -> u64 {
+        self.state.config.retry_timeout
+    }
+}

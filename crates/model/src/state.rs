@@ -1,0 +1,615 @@
+//! Internal objects, the server state and its effects: `spec/01-objects/state.lean`.
+//!
+//! The Lean keeps every component as a list and scans it. Here each component
+//! is keyed (`HashMap`, never iterated where order is observable), and two
+//! indexes make every effect independent of the state's size:
+//! - `awaiting`: awaiter id → the awaited promises whose `callbacks` hold it,
+//!   so the settlement scrub touches only the promises it must;
+//! - `due`: the armed timeouts ordered by deadline, so `tick` finds what is
+//!   due without a scan.
+//!
+//! Every mutation goes through one of the effects below, which also records
+//! the previous value in an optional undo journal. The runner uses
+//! [`State::checkpoint`] / [`State::rollback`] to try the schedules of
+//! internal transitions the spec allows without cloning the whole state.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::types::{
+    PromiseRecord, PromiseState, Schedule, Tags, TaskRecord, TaskState, Time, Value,
+};
+
+/// `PromiseObject`: a promise with its internal `callbacks` and `listeners`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromiseObject {
+    /// Promise id.
+    pub id: String,
+    /// Current state.
+    pub state: PromiseState,
+    /// Parameter.
+    pub param: Value,
+    /// Settlement value.
+    pub value: Value,
+    /// Tags.
+    pub tags: Tags,
+    /// Deadline.
+    pub timeout_at: Time,
+    /// Creation time.
+    pub created_at: Time,
+    /// Settlement time.
+    pub settled_at: Option<Time>,
+    /// Awaiter promise ids to resume on settlement (deduplicated, in order).
+    pub callbacks: Vec<String>,
+    /// Addresses to send `unblock` to on settlement (deduplicated, in order).
+    pub listeners: Vec<String>,
+}
+
+impl PromiseObject {
+    /// `PromiseObject.toRecord`: strips callbacks and listeners.
+    pub fn to_record(&self) -> PromiseRecord {
+        PromiseRecord {
+            id: self.id.clone(),
+            state: self.state,
+            param: self.param.clone(),
+            value: self.value.clone(),
+            tags: self.tags.clone(),
+            timeout_at: self.timeout_at,
+            created_at: self.created_at,
+            settled_at: self.settled_at,
+        }
+    }
+
+    /// `PromiseObject.isTimer`.
+    pub fn is_timer(&self) -> bool {
+        is_timer(&self.tags)
+    }
+
+    /// `PromiseObject.external`: has a target or is a timer.
+    pub fn external(&self) -> bool {
+        self.tags.contains_key(TARGET) || self.is_timer()
+    }
+
+    /// `resonate:target`, or `""` when absent (`(get? …).getD ""`).
+    pub fn target(&self) -> &str {
+        self.tags.get(TARGET).map(String::as_str).unwrap_or("")
+    }
+
+    /// Pending and not past its deadline at `now`.
+    pub fn is_live(&self, now: Time) -> bool {
+        self.state == PromiseState::Pending && self.timeout_at > now
+    }
+
+    /// The state a deadline settles this promise into: `resolved` for a
+    /// timer, `rejectedTimedout` otherwise.
+    pub fn timeout_state(&self) -> PromiseState {
+        timeout_state(&self.tags)
+    }
+
+    /// The read-time projection of a pending promise past its deadline
+    /// (`{ p with state := …, settledAt := some p.timeoutAt }`), as a record.
+    /// Writes nothing.
+    pub fn projected_record(&self) -> PromiseRecord {
+        let mut r = self.to_record();
+        r.state = self.timeout_state();
+        r.settled_at = Some(self.timeout_at);
+        r
+    }
+
+    /// `PromiseObject.addCallback`: append unless present.
+    pub fn add_callback(&mut self, awaiter: &str) {
+        if !self.callbacks.iter().any(|c| c == awaiter) {
+            self.callbacks.push(awaiter.to_string());
+        }
+    }
+
+    /// `PromiseObject.addListener`: append unless present.
+    pub fn add_listener(&mut self, address: &str) {
+        if !self.listeners.iter().any(|l| l == address) {
+            self.listeners.push(address.to_string());
+        }
+    }
+}
+
+/// The tag naming a promise's task address.
+pub const TARGET: &str = "resonate:target";
+/// The tag marking a timer promise (value `"true"`).
+pub const TIMER: &str = "resonate:timer";
+/// The tag delaying a task's first dispatch until an absolute time.
+pub const DELAY: &str = "resonate:delay";
+
+/// `Tags.isTimer`.
+pub fn is_timer(tags: &Tags) -> bool {
+    tags.get(TIMER).map(String::as_str) == Some("true")
+}
+
+/// Settled state on deadline: `resolved` for timers, else `rejectedTimedout`.
+pub fn timeout_state(tags: &Tags) -> PromiseState {
+    if is_timer(tags) {
+        PromiseState::Resolved
+    } else {
+        PromiseState::RejectedTimedout
+    }
+}
+
+/// `TaskObject`: a task with its internal `resumes` ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskObject {
+    /// Task id (= promise id).
+    pub id: String,
+    /// Current state.
+    pub state: TaskState,
+    /// Fencing token.
+    pub version: u64,
+    /// Lease length while acquired.
+    pub ttl: Option<u64>,
+    /// Lease holder while acquired.
+    pub pid: Option<String>,
+    /// Ids of the awaited promises whose settlement is buffered.
+    pub resumes: Vec<String>,
+}
+
+impl TaskObject {
+    /// A task with no lease and no resumes.
+    pub fn new(id: &str, state: TaskState, version: u64) -> Self {
+        TaskObject {
+            id: id.to_string(),
+            state,
+            version,
+            ttl: None,
+            pid: None,
+            resumes: Vec::new(),
+        }
+    }
+
+    /// `TaskObject.toRecord`: `resumes` becomes a count.
+    pub fn to_record(&self) -> TaskRecord {
+        TaskRecord {
+            id: self.id.clone(),
+            state: self.state,
+            version: self.version,
+            resumes: self.resumes.len() as u64,
+            ttl: self.ttl,
+            pid: self.pid.clone(),
+        }
+    }
+}
+
+/// `Message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Message {
+    /// Dispatch task `task_id` at `version` to a worker.
+    Execute {
+        /// Task id.
+        task_id: String,
+        /// The task's current version (not bumped by the enqueue).
+        version: u64,
+    },
+    /// Tell a listener a promise settled.
+    Unblock {
+        /// The settled promise.
+        promise: PromiseRecord,
+    },
+}
+
+/// `OutboxEntry`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutboxEntry {
+    /// Delivery address.
+    pub address: String,
+    /// Payload.
+    pub message: Message,
+}
+
+impl OutboxEntry {
+    /// `OutboxEntry.key`: the task id for `execute`,
+    /// `"{promiseId}:notify:{address}"` for `unblock`.
+    pub fn key(&self) -> String {
+        match &self.message {
+            Message::Execute { task_id, .. } => task_id.clone(),
+            Message::Unblock { promise } => format!("{}:notify:{}", promise.id, self.address),
+        }
+    }
+}
+
+/// `ServerConfig`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Delay before a pending task's `execute` is re-sent (ms).
+    pub retry_timeout: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            retry_timeout: 5000,
+        }
+    }
+}
+
+/// Task timeout kinds (`TaskTimeout.kind`).
+pub const RETRY: usize = 0;
+/// Lease expiry kind.
+pub const LEASE: usize = 1;
+
+/// One undo record: the previous value under a key.
+#[derive(Clone, Debug)]
+enum Undo {
+    Promise(String, Option<PromiseObject>),
+    Task(String, Option<TaskObject>),
+    Schedule(String, Option<Schedule>),
+    PromiseTimeout(String, Option<Time>),
+    TaskTimeout(String, [Option<Time>; 2]),
+    ScheduleTimeout(String, Option<Time>),
+    Outbox(String, Option<OutboxEntry>),
+}
+
+/// A keyed deadline table with an ordered index of `(deadline, id)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Deadlines {
+    by_id: HashMap<String, Time>,
+    due: BTreeSet<(Time, String)>,
+}
+
+impl Deadlines {
+    /// The deadline armed for `id`.
+    pub fn get(&self, id: &str) -> Option<Time> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Arm or clear `id`, returning the previous deadline.
+    fn put(&mut self, id: &str, at: Option<Time>) -> Option<Time> {
+        let prev = match at {
+            Some(t) => self.by_id.insert(id.to_string(), t),
+            None => self.by_id.remove(id),
+        };
+        if let Some(p) = prev {
+            self.due.remove(&(p, id.to_string()));
+        }
+        if let Some(t) = at {
+            self.due.insert((t, id.to_string()));
+        }
+        prev
+    }
+
+    /// Entries with deadline ≤ `now`, earliest first (ties by id).
+    pub fn due(&self, now: Time) -> impl Iterator<Item = (Time, &str)> {
+        self.due
+            .iter()
+            .take_while(move |(t, _)| *t <= now)
+            .map(|(t, id)| (*t, id.as_str()))
+    }
+
+    /// Every entry, ordered by id.
+    pub fn sorted(&self) -> Vec<(&str, Time)> {
+        let mut v: Vec<_> = self.by_id.iter().map(|(k, t)| (k.as_str(), *t)).collect();
+        v.sort();
+        v
+    }
+
+    /// Number of armed entries.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// No armed entries.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+}
+
+/// `ServerState`.
+#[derive(Clone, Debug, Default)]
+pub struct State {
+    /// `config`.
+    pub config: ServerConfig,
+    promises: HashMap<String, PromiseObject>,
+    /// awaiter id → ids of the promises whose `callbacks` contain it.
+    awaiting: HashMap<String, BTreeSet<String>>,
+    tasks: HashMap<String, TaskObject>,
+    schedules: HashMap<String, Schedule>,
+    promise_timeouts: Deadlines,
+    /// Indexed by kind: `RETRY` (0) and `LEASE` (1).
+    task_timeouts: [Deadlines; 2],
+    schedule_timeouts: Deadlines,
+    outbox: HashMap<String, OutboxEntry>,
+    journal: Option<Vec<Undo>>,
+}
+
+/// A position in the undo journal, from [`State::checkpoint`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark(usize);
+
+impl State {
+    /// `ServerState.init` with a given config.
+    pub fn new(config: ServerConfig) -> Self {
+        State {
+            config,
+            ..State::default()
+        }
+    }
+
+    // ----- journal -----
+
+    /// Start (or continue) journaling and return the current position.
+    pub fn checkpoint(&mut self) -> Mark {
+        Mark(self.journal.get_or_insert_with(Vec::new).len())
+    }
+
+    /// Undo every effect since `mark`.
+    pub fn rollback(&mut self, mark: Mark) {
+        let mut entries = match self.journal.take() {
+            Some(j) => j,
+            None => return,
+        };
+        while entries.len() > mark.0 {
+            match entries.pop().expect("length checked") {
+                Undo::Promise(id, p) => self.put_promise(&id, p),
+                Undo::Task(id, t) => {
+                    let _ = match t {
+                        Some(t) => self.tasks.insert(id, t),
+                        None => self.tasks.remove(&id),
+                    };
+                }
+                Undo::Schedule(id, s) => {
+                    let _ = match s {
+                        Some(s) => self.schedules.insert(id, s),
+                        None => self.schedules.remove(&id),
+                    };
+                }
+                Undo::PromiseTimeout(id, t) => {
+                    self.promise_timeouts.put(&id, t);
+                }
+                Undo::TaskTimeout(id, ts) => {
+                    for (kind, t) in ts.into_iter().enumerate() {
+                        self.task_timeouts[kind].put(&id, t);
+                    }
+                }
+                Undo::ScheduleTimeout(id, t) => {
+                    self.schedule_timeouts.put(&id, t);
+                }
+                Undo::Outbox(key, e) => {
+                    let _ = match e {
+                        Some(e) => self.outbox.insert(key, e),
+                        None => self.outbox.remove(&key),
+                    };
+                }
+            }
+        }
+        self.journal = Some(entries);
+    }
+
+    /// Stop journaling and drop the journal.
+    pub fn commit(&mut self) {
+        self.journal = None;
+    }
+
+    fn record(&mut self, undo: impl FnOnce() -> Undo) {
+        if let Some(j) = self.journal.as_mut() {
+            j.push(undo());
+        }
+    }
+
+    // ----- promises -----
+
+    /// `getPromise`.
+    pub fn get_promise(&self, id: &str) -> Option<&PromiseObject> {
+        self.promises.get(id)
+    }
+
+    /// `setPromise`: keyed upsert.
+    pub fn set_promise(&mut self, p: PromiseObject) {
+        let id = p.id.clone();
+        let prev = self.promises.get(&id).cloned();
+        self.record(|| Undo::Promise(id.clone(), prev));
+        self.put_promise(&id, Some(p));
+    }
+
+    /// Replace (or remove) a promise, keeping `awaiting` in step with the
+    /// callbacks that change.
+    fn put_promise(&mut self, id: &str, p: Option<PromiseObject>) {
+        let old = match p {
+            Some(p) => {
+                for c in &p.callbacks {
+                    self.awaiting
+                        .entry(c.clone())
+                        .or_default()
+                        .insert(id.to_string());
+                }
+                let new_callbacks: Vec<String> = p.callbacks.clone();
+                let old = self.promises.insert(id.to_string(), p);
+                old.map(|o| (o, Some(new_callbacks)))
+            }
+            None => self.promises.remove(id).map(|o| (o, None)),
+        };
+        if let Some((old, new_callbacks)) = old {
+            for c in &old.callbacks {
+                let kept = new_callbacks.as_ref().is_some_and(|n| n.contains(c));
+                if !kept {
+                    if let Some(set) = self.awaiting.get_mut(c) {
+                        set.remove(id);
+                        if set.is_empty() {
+                            self.awaiting.remove(c);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The settlement scrub inlined at the three settlement sites: drop
+    /// `settled` from the callbacks of every pending promise.
+    pub fn scrub_callbacks(&mut self, settled: &str) {
+        let holders: Vec<String> = match self.awaiting.get(settled) {
+            Some(set) => set.iter().cloned().collect(),
+            None => return,
+        };
+        for q in holders {
+            let Some(p) = self.promises.get(&q) else {
+                continue;
+            };
+            if p.state == PromiseState::Pending {
+                let mut p = p.clone();
+                p.callbacks.retain(|c| c != settled);
+                self.set_promise(p);
+            }
+        }
+    }
+
+    /// Number of promises.
+    pub fn promise_count(&self) -> usize {
+        self.promises.len()
+    }
+
+    /// Every promise (unordered).
+    pub fn promises(&self) -> impl Iterator<Item = &PromiseObject> {
+        self.promises.values()
+    }
+
+    // ----- tasks -----
+
+    /// `getTask`.
+    pub fn get_task(&self, id: &str) -> Option<&TaskObject> {
+        self.tasks.get(id)
+    }
+
+    /// `setTask`.
+    pub fn set_task(&mut self, t: TaskObject) {
+        let id = t.id.clone();
+        let prev = self.tasks.insert(id.clone(), t);
+        self.record(|| Undo::Task(id, prev));
+    }
+
+    /// Every task (unordered).
+    pub fn tasks(&self) -> impl Iterator<Item = &TaskObject> {
+        self.tasks.values()
+    }
+
+    // ----- schedules -----
+
+    /// `getSchedule`.
+    pub fn get_schedule(&self, id: &str) -> Option<&Schedule> {
+        self.schedules.get(id)
+    }
+
+    /// `setSchedule`.
+    pub fn set_schedule(&mut self, s: Schedule) {
+        let id = s.id.clone();
+        let prev = self.schedules.insert(id.clone(), s);
+        self.record(|| Undo::Schedule(id, prev));
+    }
+
+    /// `delSchedule`.
+    pub fn del_schedule(&mut self, id: &str) {
+        let prev = self.schedules.remove(id);
+        if prev.is_some() {
+            self.record(|| Undo::Schedule(id.to_string(), prev));
+        }
+    }
+
+    /// Every schedule (unordered).
+    pub fn schedules(&self) -> impl Iterator<Item = &Schedule> {
+        self.schedules.values()
+    }
+
+    // ----- timeouts -----
+
+    /// `setPromiseTimeout`.
+    pub fn set_promise_timeout(&mut self, id: &str, at: Time) {
+        let prev = self.promise_timeouts.put(id, Some(at));
+        self.record(|| Undo::PromiseTimeout(id.to_string(), prev));
+    }
+
+    /// `delPromiseTimeout`.
+    pub fn del_promise_timeout(&mut self, id: &str) {
+        let prev = self.promise_timeouts.put(id, None);
+        if prev.is_some() {
+            self.record(|| Undo::PromiseTimeout(id.to_string(), prev));
+        }
+    }
+
+    /// `setTaskTimeout`: replaces the entry of the same id and kind only.
+    pub fn set_task_timeout(&mut self, id: &str, kind: usize, at: Time) {
+        let prev = self.task_timeout_pair(id);
+        self.task_timeouts[kind].put(id, Some(at));
+        self.record(|| Undo::TaskTimeout(id.to_string(), prev));
+    }
+
+    /// `delTaskTimeout`: removes every kind for `id`.
+    pub fn del_task_timeout(&mut self, id: &str) {
+        let prev = self.task_timeout_pair(id);
+        if prev.iter().any(Option::is_some) {
+            self.task_timeouts[RETRY].put(id, None);
+            self.task_timeouts[LEASE].put(id, None);
+            self.record(|| Undo::TaskTimeout(id.to_string(), prev));
+        }
+    }
+
+    fn task_timeout_pair(&self, id: &str) -> [Option<Time>; 2] {
+        [
+            self.task_timeouts[RETRY].get(id),
+            self.task_timeouts[LEASE].get(id),
+        ]
+    }
+
+    /// `setScheduleTimeout`.
+    pub fn set_schedule_timeout(&mut self, id: &str, at: Time) {
+        let prev = self.schedule_timeouts.put(id, Some(at));
+        self.record(|| Undo::ScheduleTimeout(id.to_string(), prev));
+    }
+
+    /// `delScheduleTimeout`.
+    pub fn del_schedule_timeout(&mut self, id: &str) {
+        let prev = self.schedule_timeouts.put(id, None);
+        if prev.is_some() {
+            self.record(|| Undo::ScheduleTimeout(id.to_string(), prev));
+        }
+    }
+
+    /// The promise timeout table.
+    pub fn promise_timeouts(&self) -> &Deadlines {
+        &self.promise_timeouts
+    }
+
+    /// The task timeout table of one kind (`RETRY` or `LEASE`).
+    pub fn task_timeouts(&self, kind: usize) -> &Deadlines {
+        &self.task_timeouts[kind]
+    }
+
+    /// The schedule timeout table.
+    pub fn schedule_timeouts(&self) -> &Deadlines {
+        &self.schedule_timeouts
+    }
+
+    // ----- outbox -----
+
+    /// `setMessage`: keyed by [`OutboxEntry::key`], the newest wins.
+    pub fn set_message(&mut self, address: &str, message: Message) {
+        let entry = OutboxEntry {
+            address: address.to_string(),
+            message,
+        };
+        let key = entry.key();
+        let prev = self.outbox.insert(key.clone(), entry);
+        self.record(|| Undo::Outbox(key, prev));
+    }
+
+    /// Every outbox entry with its key (unordered).
+    pub fn outbox(&self) -> impl Iterator<Item = (&String, &OutboxEntry)> {
+        self.outbox.iter()
+    }
+}
+
+/// Structural equality of two states: the same objects, timeouts and outbox
+/// (indexes are derived, the journal is bookkeeping).
+impl PartialEq for State {
+    fn eq(&self, other: &Self) -> bool {
+        self.config == other.config
+            && self.promises == other.promises
+            && self.tasks == other.tasks
+            && self.schedules == other.schedules
+            && self.promise_timeouts == other.promise_timeouts
+            && self.task_timeouts == other.task_timeouts
+            && self.schedule_timeouts == other.schedule_timeouts
+            && self.outbox == other.outbox
+    }
+}

@@ -1,0 +1,171 @@
+//! The canonical state view: what the runner diffs against a target's
+//! `debug.snap`. It has the shape of the Rust `resonate` server's snapshot
+//! (`promises`, `promiseTimeouts`, `callbacks`, `listeners`, `tasks`,
+//! `taskTimeouts`, `messages`) plus what that snapshot lacks
+//! (`schedules`, `scheduleTimeouts`, `resumes`). Every component is sorted
+//! by its key, so two equal states have byte-equal views.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::state::{Message, OutboxEntry, State, LEASE, RETRY};
+use crate::types::{PromiseRecord, Schedule, TaskRecord, Time};
+
+/// An armed promise or schedule timeout.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct IdTimeout {
+    /// Object id.
+    pub id: String,
+    /// Deadline.
+    pub timeout: Time,
+}
+
+/// An armed task timeout; `type` is the Lean's `kind` (0 retry, 1 lease).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TaskTimeoutView {
+    /// Task id.
+    pub id: String,
+    /// 0 = pending retry, 1 = lease expiry.
+    #[serde(rename = "type")]
+    pub kind: u8,
+    /// Deadline.
+    pub timeout: Time,
+}
+
+/// A registered callback: `awaiter` is in `awaited`'s callbacks.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CallbackView {
+    /// The waiting promise (its task id).
+    pub awaiter: String,
+    /// The promise waited on.
+    pub awaited: String,
+}
+
+/// A registered listener.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ListenerView {
+    /// The promise listened to.
+    pub id: String,
+    /// Delivery address.
+    pub address: String,
+}
+
+/// A buffered resume: task `id` holds `awaited` in its `resumes`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ResumeView {
+    /// Task id.
+    pub id: String,
+    /// The awaited promise whose settlement is buffered.
+    pub awaited: String,
+}
+
+/// An outbox entry, shaped as the Rust server's snapshot shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MessageView {
+    /// Delivery address.
+    pub address: String,
+    /// `{kind: "execute"|"unblock", head: {}, data: {task: {id, version}} | {promise}}`.
+    pub message: serde_json::Value,
+}
+
+/// The whole state, keyed and ordered.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateView {
+    /// Promise records, by id.
+    pub promises: Vec<PromiseRecord>,
+    /// Promise timeouts, by id.
+    pub promise_timeouts: Vec<IdTimeout>,
+    /// Callbacks, by (awaiter, awaited).
+    pub callbacks: Vec<CallbackView>,
+    /// Listeners, by (id, address).
+    pub listeners: Vec<ListenerView>,
+    /// Task records, by id.
+    pub tasks: Vec<TaskRecord>,
+    /// Task timeouts, by (id, type).
+    pub task_timeouts: Vec<TaskTimeoutView>,
+    /// Outbox entries, by key.
+    pub messages: Vec<MessageView>,
+    /// Schedules, by id.
+    pub schedules: Vec<Schedule>,
+    /// Schedule timeouts, by id.
+    pub schedule_timeouts: Vec<IdTimeout>,
+    /// Buffered resume ids, by (task, awaited).
+    pub resumes: Vec<ResumeView>,
+}
+
+/// The JSON of one outbox message as the Rust server's snapshot writes it.
+pub fn message_json(entry: &OutboxEntry) -> serde_json::Value {
+    match &entry.message {
+        Message::Execute { task_id, version } => {
+            json!({"kind": "execute", "head": {}, "data": {"task": {"id": task_id, "version": version}}})
+        }
+        Message::Unblock { promise } => {
+            json!({"kind": "unblock", "head": {}, "data": {"promise": promise}})
+        }
+    }
+}
+
+impl StateView {
+    /// The view of a state.
+    pub fn of(s: &State) -> StateView {
+        let mut v = StateView::default();
+        for p in s.promises() {
+            v.promises.push(p.to_record());
+            v.callbacks.extend(p.callbacks.iter().map(|c| CallbackView {
+                awaiter: c.clone(),
+                awaited: p.id.clone(),
+            }));
+            v.listeners.extend(p.listeners.iter().map(|a| ListenerView {
+                id: p.id.clone(),
+                address: a.clone(),
+            }));
+        }
+        for t in s.tasks() {
+            v.tasks.push(t.to_record());
+            v.resumes.extend(t.resumes.iter().map(|r| ResumeView {
+                id: t.id.clone(),
+                awaited: r.clone(),
+            }));
+        }
+        v.schedules.extend(s.schedules().cloned());
+        let timeouts = |d: &crate::state::Deadlines| {
+            d.sorted()
+                .into_iter()
+                .map(|(id, t)| IdTimeout {
+                    id: id.to_string(),
+                    timeout: t,
+                })
+                .collect::<Vec<_>>()
+        };
+        v.promise_timeouts = timeouts(s.promise_timeouts());
+        v.schedule_timeouts = timeouts(s.schedule_timeouts());
+        for kind in [RETRY, LEASE] {
+            v.task_timeouts
+                .extend(s.task_timeouts(kind).sorted().into_iter().map(|(id, t)| {
+                    TaskTimeoutView {
+                        id: id.to_string(),
+                        kind: kind as u8,
+                        timeout: t,
+                    }
+                }));
+        }
+        let mut outbox: Vec<_> = s.outbox().collect();
+        outbox.sort_by(|a, b| a.0.cmp(b.0));
+        v.messages = outbox
+            .into_iter()
+            .map(|(_, e)| MessageView {
+                address: e.address.clone(),
+                message: message_json(e),
+            })
+            .collect();
+        v.promises.sort_by(|a, b| a.id.cmp(&b.id));
+        v.tasks.sort_by(|a, b| a.id.cmp(&b.id));
+        v.schedules.sort_by(|a, b| a.id.cmp(&b.id));
+        v.callbacks.sort();
+        v.listeners.sort();
+        v.resumes.sort();
+        v.task_timeouts.sort();
+        v
+    }
+}
