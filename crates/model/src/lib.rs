@@ -31,6 +31,7 @@ pub mod machine;
 pub mod state;
 pub mod types;
 pub mod view;
+pub mod wire;
 
 /// The spec commit this model implements.
 pub const SPEC_COMMIT: &str = "83d64c3";
