@@ -3,9 +3,9 @@
 //! Only an external promise (target or timer) arms a promise timeout here;
 //! a `resonate:target` also creates a pending task (version 0) whose first
 //! `execute` is sent now, or held until `resonate:delay` when that is later.
-//! A `resonate:delay` that is not a natural number reads as 0, as Lean's
-//! `String.toNat!` does (its panic yields the default): the task is
-//! dispatched at once.
+//! `resonate:delay` is read as Lean's `String.toNat!` reads it (`_` may
+//! separate digits, as in `30_000`); one that is not a natural number reads
+//! as 0 (the panic's default): the task is dispatched at once.
 
 use crate::api::{PromiseCreateReq, PromiseRes};
 use crate::branch::*;
@@ -117,13 +117,21 @@ pub fn promise_create(m: &mut Machine, req: &PromiseCreateReq, now: Time) -> Pro
     }
 }
 
-/// Lean's `String.toNat!`: the decimal value of an all-digit, non-empty
-/// string, else the default 0. Saturates at `u64::MAX`.
+/// Lean's `String.toNat!` (toolchain v4.31.0): the decimal value of a
+/// non-empty string of ASCII digits in which single `_` may separate digits
+/// (not leading, trailing or doubled), the `_` ignored; anything else is the
+/// panic default 0. Saturates at `u64::MAX`.
 pub fn to_nat(s: &str) -> u64 {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+    let b = s.as_bytes();
+    let well_formed = !b.is_empty()
+        && b.iter().all(|c| c.is_ascii_digit() || *c == b'_')
+        && b[0] != b'_'
+        && b[b.len() - 1] != b'_'
+        && !s.contains("__");
+    if !well_formed {
         return 0;
     }
-    s.bytes().fold(0u64, |n, b| {
-        n.saturating_mul(10).saturating_add(u64::from(b - b'0'))
+    b.iter().filter(|c| c.is_ascii_digit()).fold(0u64, |n, c| {
+        n.saturating_mul(10).saturating_add(u64::from(c - b'0'))
     })
 }
