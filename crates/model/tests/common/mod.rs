@@ -294,6 +294,29 @@ pub fn held(id: &str, version: u64, pid: &str, ttl: u64, resumes: u64) -> TaskRe
     }
 }
 
+/// A schedule every minute with template `promise_id` and an empty param.
+pub fn every_minute(
+    id: &str,
+    promise_id: &str,
+    promise_timeout: u64,
+    tags: Tags,
+    created_at: Time,
+    next_run_at: Time,
+    last_run_at: Option<Time>,
+) -> Schedule {
+    Schedule {
+        id: id.to_string(),
+        cron: EVERY_MINUTE.to_string(),
+        promise_id: promise_id.to_string(),
+        promise_timeout,
+        promise_param: Value::default(),
+        promise_tags: tags,
+        next_run_at,
+        last_run_at,
+        created_at,
+    }
+}
+
 // ----- hand-built objects (for branches only hand-built states reach) -----
 
 /// A pending promise object without registrations.
