@@ -1,1 +1,9 @@
-fn main() {}
+//! `conform`: the differential conformance harness for the Resonate
+//! protocol. Exit codes: 0 no divergence, 1 divergence, 2 bad usage or bad
+//! input file, 3 target unreachable or misbehaving.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::main());
+}

@@ -1,0 +1,340 @@
+//! One step, checked: the model's answer against what a target observed,
+//! with the latitude the spec allows.
+//!
+//! **The latitude rule.** The spec lets the environment fire an armed
+//! timeout at any moment after its deadline, and lets a read either project
+//! an expired promise or materialise its timeout first. The model fires
+//! only at ticks. So when a target's response or snapshot differs from the
+//! model's, the checker searches for internal transitions the spec allows at
+//! that moment that explain it: some of the due, armed timeouts fired before
+//! the request (in some order), and some of those due after it. If one
+//! schedule explains both the response and the snapshot, the model adopts
+//! it and the step counts as latitude. What no allowed schedule explains is
+//! a divergence, reported against the plain schedule (nothing fired).
+//! A tick fires every due timeout; only the order and what becomes due
+//! during the tick are open.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use gen::{Op, Step};
+use model::branch::Branch;
+use model::machine::{Machine, Timer};
+use model::state::{LEASE, RETRY};
+use model::view::StateView;
+
+use crate::compare::{differing_paths, diff_state, normalize_response, StateDiff};
+use crate::profile::Profile;
+
+/// At most this many schedules are tried for one step.
+const MAX_ATTEMPTS: usize = 512;
+/// Subsets are enumerated exhaustively up to this many due timers.
+const MAX_EXHAUSTIVE: usize = 6;
+/// Orders are permuted up to this many timers.
+const MAX_PERMUTED: usize = 4;
+
+/// How a step departed from the model, independent of ids: the shrinker
+/// keeps a candidate only if it diverges in the same class.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DiffClass {
+    /// The step's kind (`task.acquire`, `debug.tick`).
+    pub kind: String,
+    /// `status:200->409`, `data:task.version`, `state:tasks.version`, …
+    pub what: Vec<String>,
+}
+
+impl std::fmt::Display for DiffClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} [{}]", self.kind, self.what.join("; "))
+    }
+}
+
+/// A divergence at one step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Divergence {
+    /// Its class.
+    pub class: DiffClass,
+    /// Normalised model and target responses, when they differ.
+    pub response: Option<(Value, Value)>,
+    /// State differences.
+    pub state: Vec<StateDiff>,
+}
+
+/// The outcome of checking one step.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The model's response envelope (`None` for a tick).
+    pub expect: Option<Value>,
+    /// `Some` when no allowed schedule explains the target.
+    pub divergence: Option<Divergence>,
+    /// Whether an allowed schedule other than the plain one was adopted.
+    pub used_latitude: bool,
+}
+
+/// The model side of a differential run.
+pub struct Checker {
+    /// The model.
+    pub model: Machine,
+    /// The target's profile.
+    pub profile: Profile,
+    /// Snapshot components the target lacks (said once per run).
+    pub skipped: BTreeSet<String>,
+    /// Branches taken by adopted schedules.
+    pub hits: BTreeSet<Branch>,
+    /// Steps explained by latitude.
+    pub latitude: u64,
+}
+
+struct Attempt {
+    expect: Option<Value>,
+    response: Option<(Value, Value)>,
+    state: Vec<StateDiff>,
+    hits: Vec<Branch>,
+}
+
+impl Attempt {
+    fn fits(&self) -> bool {
+        self.response.is_none() && self.state.is_empty()
+    }
+}
+
+impl Checker {
+    /// A checker with a fresh model configured by the profile.
+    pub fn new(profile: Profile) -> Checker {
+        let config = model::state::ServerConfig { retry_timeout: profile.retry_timeout };
+        Checker {
+            model: Machine::new(config),
+            profile,
+            skipped: BTreeSet::new(),
+            hits: BTreeSet::new(),
+            latitude: 0,
+        }
+    }
+
+    /// Forget the model's state (a new case), keeping run-wide counters.
+    pub fn reset(&mut self) {
+        let config = self.model.state.config;
+        self.model = Machine::new(config);
+    }
+
+    /// Check one step: `res` is the target's response envelope (ignored for
+    /// ticks), `snap` its snapshot after the step when state is compared.
+    pub fn check(&mut self, step: &Step, res: Option<&Value>, snap: Option<&Value>) -> Checked {
+        let mark = self.model.state.checkpoint();
+        let plain = self.attempt(step, &[], res, snap);
+        if plain.fits() {
+            return self.adopt(plain, false);
+        }
+        self.model.state.rollback(mark);
+        let before = self.model.due(step.now);
+        let mut tried = 1;
+        let mut candidates = vec![Vec::new()];
+        candidates.extend(schedules(&before, matches!(step.op, Op::Tick)));
+        for pre in candidates {
+            if tried >= MAX_ATTEMPTS {
+                break;
+            }
+            tried += 1;
+            let a = self.attempt(step, &pre, res, snap);
+            if a.response.is_some() {
+                self.model.state.rollback(mark);
+                continue;
+            }
+            // The response fits; try what may fire after it.
+            let inner = self.model.state.checkpoint();
+            let after = self.model.due(step.now);
+            if a.fits() || snap.is_none() {
+                return self.adopt(a, true);
+            }
+            for post in schedules(&after, false) {
+                if tried >= MAX_ATTEMPTS {
+                    break;
+                }
+                tried += 1;
+                self.model.clear_hits();
+                self.fire_all(&post, step.now);
+                let state = self.state_diff(snap);
+                if state.is_empty() {
+                    let mut hits = a.hits.clone();
+                    hits.extend(self.model.take_hits());
+                    return self.adopt(Attempt { state, hits, ..a }, true);
+                }
+                self.model.state.rollback(inner);
+            }
+            self.model.state.rollback(mark);
+        }
+        // Nothing explains it: report against the plain schedule.
+        let plain = self.attempt(step, &[], res, snap);
+        let class = classify(step, &plain);
+        self.model.state.commit();
+        self.hits.extend(plain.hits.iter().copied());
+        Checked {
+            expect: plain.expect,
+            divergence: Some(Divergence { class, response: plain.response, state: plain.state }),
+            used_latitude: false,
+        }
+    }
+
+    fn adopt(&mut self, a: Attempt, latitude: bool) -> Checked {
+        self.model.state.commit();
+        self.hits.extend(a.hits.iter().copied());
+        if latitude {
+            self.latitude += 1;
+        }
+        Checked { expect: a.expect, divergence: None, used_latitude: latitude }
+    }
+
+    /// Fire `pre`, run the step, compare. A tick fires all that is due
+    /// (`pre` then fixes the order; when empty the documented order is used).
+    fn attempt(&mut self, step: &Step, pre: &[Timer], res: Option<&Value>, snap: Option<&Value>) -> Attempt {
+        self.model.clear_hits();
+        let expect = match &step.op {
+            Op::Request(req) => {
+                self.fire_all(pre, step.now);
+                let r = self.model.apply(req, step.now);
+                Some(model::wire::encode_response(req.kind(), &r, "model"))
+            }
+            Op::Tick => {
+                self.fire_all(pre, step.now);
+                self.model.tick(step.now);
+                None
+            }
+        };
+        let response = match (&expect, res) {
+            (Some(e), Some(r)) => {
+                let (m, t) = (normalize_response(e, &self.profile), normalize_response(r, &self.profile));
+                (m != t).then_some((m, t))
+            }
+            _ => None,
+        };
+        let state = self.state_diff(snap);
+        Attempt { expect, response, state, hits: self.model.take_hits() }
+    }
+
+    fn fire_all(&mut self, timers: &[Timer], now: u64) {
+        for t in timers {
+            if is_due(&self.model, t, now) {
+                self.model.fire(t, now);
+            }
+        }
+    }
+
+    fn state_diff(&mut self, snap: Option<&Value>) -> Vec<StateDiff> {
+        let Some(snap) = snap else { return Vec::new() };
+        let view = serde_json::to_value(StateView::of(&self.model.state)).expect("view serialises");
+        diff_state(&view, snap, &self.profile, &mut self.skipped)
+    }
+}
+
+/// Whether `t` is armed with a deadline ≤ `now`.
+pub fn is_due(m: &Machine, t: &Timer, now: u64) -> bool {
+    let s = &m.state;
+    let at = match t {
+        Timer::Promise(id) => s.promise_timeouts().get(id),
+        Timer::TaskRetry(id) => s.task_timeouts(RETRY).get(id),
+        Timer::TaskLease(id) => s.task_timeouts(LEASE).get(id),
+        Timer::Schedule(id) => s.schedule_timeouts().get(id),
+    };
+    at.is_some_and(|at| at <= now)
+}
+
+/// The firing schedules to try, smallest first: for a request, subsets of
+/// the due timers (exhaustively when few, else singletons and all), each in
+/// documented order and then, when few, in every other order; for a tick,
+/// the orders of all due timers.
+fn schedules(due: &[Timer], tick: bool) -> Vec<Vec<Timer>> {
+    let mut out: Vec<Vec<Timer>> = Vec::new();
+    if tick {
+        if due.len() <= MAX_PERMUTED {
+            out.extend(permutations(due).into_iter().skip(1));
+        }
+        return out;
+    }
+    if due.is_empty() {
+        return out;
+    }
+    let subsets: Vec<Vec<Timer>> = if due.len() <= MAX_EXHAUSTIVE {
+        let mut s: Vec<Vec<Timer>> = (1u32..(1 << due.len()))
+            .map(|bits| due.iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).map(|(_, t)| t.clone()).collect())
+            .collect();
+        s.sort_by_key(Vec::len);
+        s
+    } else {
+        let mut s: Vec<Vec<Timer>> = due.iter().map(|t| vec![t.clone()]).collect();
+        s.push(due.to_vec());
+        s
+    };
+    for s in &subsets {
+        out.push(s.clone());
+    }
+    for s in subsets.iter().filter(|s| s.len() > 1 && s.len() <= MAX_PERMUTED) {
+        out.extend(permutations(s).into_iter().skip(1));
+    }
+    out
+}
+
+/// Every order of `items`, the given order first.
+fn permutations(items: &[Timer]) -> Vec<Vec<Timer>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let head = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, head.clone());
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn classify(step: &Step, a: &Attempt) -> DiffClass {
+    let kind = match &step.op {
+        Op::Request(r) => r.kind().to_string(),
+        Op::Tick => "debug.tick".to_string(),
+    };
+    let mut what = Vec::new();
+    if let Some((m, t)) = &a.response {
+        if m["status"] != t["status"] {
+            what.push(format!("status:{}->{}", m["status"], t["status"]));
+        } else {
+            let paths = differing_paths(&m["data"], &t["data"]);
+            what.push(format!("data:{}", paths.into_iter().collect::<Vec<_>>().join(",")));
+        }
+    }
+    let classes: BTreeSet<String> = a.state.iter().map(|d| format!("state:{}", d.class())).collect();
+    what.extend(classes);
+    DiffClass { kind, what }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timers(n: usize) -> Vec<Timer> {
+        (0..n).map(|i| Timer::Promise(format!("p{i}"))).collect()
+    }
+
+    #[test]
+    fn subsets_come_smallest_first_then_other_orders() {
+        let s = schedules(&timers(2), false);
+        assert_eq!(s.len(), 4, "{s:?}");
+        assert_eq!(s[0].len(), 1);
+        assert_eq!(s[2], timers(2));
+        assert_eq!(s[3], vec![Timer::Promise("p1".into()), Timer::Promise("p0".into())]);
+    }
+
+    #[test]
+    fn a_tick_tries_only_other_orders_of_everything_due() {
+        assert!(schedules(&timers(1), true).is_empty());
+        assert_eq!(schedules(&timers(3), true).len(), 5);
+    }
+
+    #[test]
+    fn many_due_timers_fall_back_to_singletons_and_all() {
+        assert_eq!(schedules(&timers(9), false).len(), 10);
+    }
+}

@@ -1,0 +1,211 @@
+//! The `conform` command line.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Differential conformance harness for the Resonate protocol.
+///
+/// Exit codes: 0 no divergence, 1 divergence found, 2 bad usage or bad
+/// input file, 3 target unreachable or misbehaving.
+#[derive(Parser, Debug)]
+#[command(name = "conform", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve the model over HTTP (the reference server).
+    Serve(ServeArgs),
+    /// Generate cases and run them against a target and the model.
+    Run(RunArgs),
+    /// Re-run a saved trace against a target and the model.
+    Replay(ReplayArgs),
+    /// Shrink a saved diverging trace against a live target.
+    Shrink(ShrinkArgs),
+    /// Write golden trace files carrying the model's expected answers.
+    Golden(GoldenArgs),
+    /// Check a target against golden trace files.
+    Check(CheckArgs),
+    /// Convert a trace to another format.
+    Export(ExportArgs),
+}
+
+/// Target selection shared by the commands that talk to a server.
+#[derive(Args, Debug, Clone)]
+pub struct TargetArgs {
+    /// Base URL of the target (loopback only). Without it, an embedded
+    /// reference server (`conform serve`) is started on an ephemeral port.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// A target profile (JSON): retry timeout, fields and components the
+    /// spec leaves open for this target.
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// The target's retry timeout in ms (overrides the profile).
+    #[arg(long)]
+    pub retry_timeout: Option<u64>,
+    /// Per-request timeout in ms.
+    #[arg(long, default_value_t = 5000)]
+    pub timeout_ms: u64,
+    /// Compare responses only, not `debug.snap` after every step.
+    #[arg(long)]
+    pub no_state: bool,
+}
+
+/// `conform serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Port (0 = ephemeral; the bound address is printed).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Retry timeout in ms.
+    #[arg(long, default_value_t = 5000)]
+    pub retry_timeout: u64,
+    /// Materialise reads: fire the due promise timeouts a request names
+    /// before handling it (allowed by the spec) instead of projecting.
+    #[arg(long)]
+    pub materialize: bool,
+    /// Plant a bug (see `conform serve --list-mutants`).
+    #[arg(long)]
+    pub mutant: Option<String>,
+    /// List the planted bugs and exit.
+    #[arg(long)]
+    pub list_mutants: bool,
+}
+
+/// `conform run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Target and comparison options.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Run seed (random when absent; always printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Number of cases.
+    #[arg(long, default_value_t = 20)]
+    pub cases: u64,
+    /// Run only this case of the seed.
+    #[arg(long)]
+    pub case: Option<u64>,
+    /// Steps per case.
+    #[arg(long, default_value_t = 50)]
+    pub steps: usize,
+    /// Stop at the first failing case.
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// Directory for failing traces.
+    #[arg(long, default_value = "traces/failures")]
+    pub out_dir: PathBuf,
+    /// Write a JUnit XML report here.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Write a JSON summary here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Do not shrink divergences.
+    #[arg(long)]
+    pub no_shrink: bool,
+    /// Time budget per shrink, in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub shrink_time: u64,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// `conform replay`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The trace file.
+    pub file: PathBuf,
+    /// Target and comparison options (defaults from the trace header).
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// `conform shrink`.
+#[derive(Args, Debug)]
+pub struct ShrinkArgs {
+    /// The diverging trace file.
+    pub file: PathBuf,
+    /// Target and comparison options (defaults from the trace header).
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Where to write the shrunk trace (default: beside the original).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Time budget in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub shrink_time: u64,
+}
+
+/// `conform golden`.
+#[derive(Args, Debug)]
+pub struct GoldenArgs {
+    /// Output directory.
+    #[arg(long, default_value = "traces/golden")]
+    pub out: PathBuf,
+    /// Generated traces to draw scenarios from.
+    #[arg(long, default_value_t = 400)]
+    pub count: u64,
+    /// Seed of the pool.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Steps per generated trace.
+    #[arg(long, default_value_t = 40)]
+    pub steps: usize,
+    /// Record the expected state after every step.
+    #[arg(long)]
+    pub with_state: bool,
+    /// Replace the `.ndjson` files already in the output directory.
+    #[arg(long)]
+    pub bless: bool,
+    /// Retry timeout of the model, in ms.
+    #[arg(long, default_value_t = 5000)]
+    pub retry_timeout: u64,
+}
+
+/// `conform check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// A golden file or a directory of them.
+    pub path: PathBuf,
+    /// Target and comparison options.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Write a JUnit XML report here.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Write a JSON summary here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+}
+
+/// Output formats of `conform export`.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+pub enum Format {
+    /// The spec repository's `valid/` NDJSON.
+    Spec,
+}
+
+/// `conform export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The trace file.
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: Format,
+    /// Output file (default: standard output).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}

@@ -1,0 +1,338 @@
+//! One function per subcommand; each returns the exit code.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use runner::check::Checker;
+use runner::exec::{execute, ExecOptions};
+use runner::profile::Profile;
+use runner::report::{self, CaseStatus, Summary};
+use runner::run::{self, RunConfig};
+use runner::serve::{self, ServeOptions, ServerHandle};
+use runner::shrink::{shrink, ShrinkOptions};
+use runner::target::Target;
+use runner::{export, golden, trace, verify};
+
+use super::args::*;
+use super::{BAD_INPUT, DIVERGED, OK, TARGET_FAULT};
+
+/// Run the parsed command.
+pub fn dispatch(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Serve(a) => serve_cmd(a),
+        Command::Run(a) => run_cmd(a),
+        Command::Replay(a) => replay_cmd(a),
+        Command::Shrink(a) => shrink_cmd(a),
+        Command::Golden(a) => golden_cmd(a),
+        Command::Check(a) => check_cmd(a),
+        Command::Export(a) => export_cmd(a),
+    }
+}
+
+fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
+    eprintln!("error: {msg}");
+    code
+}
+
+/// The profile from `--profile`, with `--retry-timeout` applied over it
+/// (and over `header_retry`, a trace header's value, when given).
+fn profile(t: &TargetArgs, header_retry: Option<u64>) -> Result<Profile, String> {
+    let mut p = match &t.profile {
+        Some(path) => Profile::load(path)?,
+        None => Profile::default(),
+    };
+    if let Some(r) = t.retry_timeout.or(if t.profile.is_none() { header_retry } else { None }) {
+        p.retry_timeout = r;
+    }
+    Ok(p)
+}
+
+/// The target URL, starting the embedded reference server when none is given.
+fn target_url(t: &TargetArgs, p: &Profile) -> Result<(String, Option<ServerHandle>), String> {
+    match &t.target {
+        Some(url) => Ok((url.clone(), None)),
+        None => {
+            let h = serve::spawn(ServeOptions { retry_timeout: p.retry_timeout, ..ServeOptions::default() })
+                .map_err(|e| format!("could not start the embedded reference server: {e}"))?;
+            Ok((h.url(), Some(h)))
+        }
+    }
+}
+
+fn serve_cmd(a: ServeArgs) -> i32 {
+    if a.list_mutants {
+        for m in serve::mutant_names() {
+            println!("{m}");
+        }
+        return OK;
+    }
+    let opts = ServeOptions { port: a.port, bind: a.bind, retry_timeout: a.retry_timeout, materialize: a.materialize, mutant: a.mutant };
+    match serve::run_blocking(opts) {
+        Ok(()) => OK,
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => fail(BAD_INPUT, e),
+        Err(e) => fail(BAD_INPUT, format!("cannot serve: {e}")),
+    }
+}
+
+fn run_cmd(a: RunArgs) -> i32 {
+    let p = match profile(&a.target, None) {
+        Ok(p) => p,
+        Err(e) => return fail(BAD_INPUT, e),
+    };
+    let (url, _embedded) = match target_url(&a.target, &p) {
+        Ok(x) => x,
+        Err(e) => return fail(TARGET_FAULT, e),
+    };
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+    });
+    let cfg = RunConfig {
+        target: url,
+        embedded: a.target.target.is_none(),
+        seed,
+        cases: a.cases,
+        only_case: a.case,
+        steps: a.steps,
+        profile: p,
+        profile_path: a.target.profile.clone(),
+        check_state: !a.target.no_state,
+        fail_fast: a.fail_fast,
+        out_dir: a.out_dir,
+        request_timeout: Duration::from_millis(a.target.timeout_ms),
+        shrink: !a.no_shrink,
+        shrink_time: Duration::from_secs(a.shrink_time),
+        progress: !a.no_progress,
+    };
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "conform {} (spec {}) run: seed {} cases {} steps {} target {} profile {} retry-timeout {} state {} shrink {}",
+        env!("CARGO_PKG_VERSION"),
+        model::SPEC_COMMIT,
+        cfg.seed,
+        cfg.only_case.map_or(cfg.cases.to_string(), |c| format!("#{c}")),
+        cfg.steps,
+        if cfg.embedded { format!("{} (embedded)", cfg.target) } else { cfg.target.clone() },
+        cfg.profile.name,
+        cfg.profile.retry_timeout,
+        if cfg.check_state { "on" } else { "off" },
+        if cfg.shrink { format!("{}s", a.shrink_time) } else { "off".into() },
+    );
+    let summary = run::run(&cfg, &mut out);
+    run::print_summary(&summary, &mut out);
+    if summary.divergences + summary.faults > 0 {
+        let _ = writeln!(out, "reproduce the run: {} run --seed {} --cases {} --steps {}{}", run::program(), cfg.seed, cfg.cases, cfg.steps,
+            if cfg.embedded { String::new() } else { format!(" --target {}", cfg.target) });
+    }
+    write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
+    run::exit_code(&summary)
+}
+
+fn write_reports(s: &Summary, junit: Option<&Path>, json: Option<&Path>) {
+    if let Some(p) = junit {
+        if let Err(e) = report::write_junit(p, s) {
+            eprintln!("error: cannot write {}: {e}", p.display());
+        }
+    }
+    if let Some(p) = json {
+        if let Err(e) = report::write_json(p, s) {
+            eprintln!("error: cannot write {}: {e}", p.display());
+        }
+    }
+}
+
+/// Read a trace, mapping a malformed file to exit code 2.
+fn read_trace(path: &Path) -> Result<trace::Trace, i32> {
+    trace::read(path).map_err(|e| fail(BAD_INPUT, format!("malformed trace: {e}")))
+}
+
+fn check_state(t: &TargetArgs, header: &trace::Header) -> bool {
+    !t.no_state && header.options.get("checkState").and_then(serde_json::Value::as_bool).unwrap_or(true)
+}
+
+fn replay_cmd(a: ReplayArgs) -> i32 {
+    let t = match read_trace(&a.file) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    let p = match profile(&a.target, Some(t.header.retry_timeout())) {
+        Ok(p) => p,
+        Err(e) => return fail(BAD_INPUT, e),
+    };
+    let (url, _embedded) = match target_url(&a.target, &p) {
+        Ok(x) => x,
+        Err(e) => return fail(TARGET_FAULT, e),
+    };
+    let mut target = match Target::new(&url, Duration::from_millis(a.target.timeout_ms)) {
+        Ok(t) => t,
+        Err(e) => return fail(BAD_INPUT, e),
+    };
+    let mut checker = Checker::new(p);
+    let ex = execute(&mut target, &mut checker, &t.steps(), ExecOptions { check_state: check_state(&a.target, &t.header) });
+    println!("replay {} ({} steps) against {url}", a.file.display(), t.lines.len());
+    if let Some(e) = ex.fault {
+        return fail(TARGET_FAULT, format!("{e} (at step {})", ex.lines.len()));
+    }
+    match ex.divergence {
+        Some((i, d)) => {
+            println!("DIVERGENCE at step {} of {}: {}", i + 1, t.lines.len(), d.class);
+            print!("{}", runner::render::divergence(&ex.lines[i], &d));
+            DIVERGED
+        }
+        None => {
+            println!("no divergence: {} steps, {} explained by latitude", ex.lines.len(), ex.latitude);
+            OK
+        }
+    }
+}
+
+fn shrink_cmd(a: ShrinkArgs) -> i32 {
+    let t = match read_trace(&a.file) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    let p = match profile(&a.target, Some(t.header.retry_timeout())) {
+        Ok(p) => p,
+        Err(e) => return fail(BAD_INPUT, e),
+    };
+    let (url, _embedded) = match target_url(&a.target, &p) {
+        Ok(x) => x,
+        Err(e) => return fail(TARGET_FAULT, e),
+    };
+    let mut target = match Target::new(&url, Duration::from_millis(a.target.timeout_ms)) {
+        Ok(t) => t,
+        Err(e) => return fail(BAD_INPUT, e),
+    };
+    let state = check_state(&a.target, &t.header);
+    let mut checker = Checker::new(p.clone());
+    let first = execute(&mut target, &mut checker, &t.steps(), ExecOptions { check_state: state });
+    if let Some(e) = first.fault {
+        return fail(TARGET_FAULT, e);
+    }
+    let Some((_, d)) = first.divergence else {
+        println!("{} does not diverge against {url}: nothing to shrink", a.file.display());
+        return OK;
+    };
+    println!("shrinking {} ({} steps, {}) against {url}", a.file.display(), t.lines.len(), d.class);
+    let mut out = std::io::stdout();
+    let opts = ShrinkOptions { check_state: state, time: Duration::from_secs(a.shrink_time), verbose: false };
+    let r = shrink(&mut target, &p, &t.steps(), &d.class, &opts, &mut out);
+    let Some(best) = r.best else {
+        return fail(TARGET_FAULT, "the trace stopped diverging the same way while shrinking (is the target deterministic?)");
+    };
+    let path = a.out.unwrap_or_else(|| shrunk_path(&a.file));
+    let mut h = t.header.clone();
+    h.options.insert("shrunkFrom".into(), serde_json::json!(a.file.display().to_string()));
+    if let Err(e) = trace::write(&path, &trace::Trace { header: h, lines: best.lines.clone() }) {
+        return fail(BAD_INPUT, format!("cannot write {}: {e}", path.display()));
+    }
+    println!("shrunk {} → {} steps in {:.1}s ({} candidates{}): {}", t.lines.len(), best.lines.len(), r.elapsed.as_secs_f64(), r.tried,
+        if r.timed_out { ", time budget reached" } else { "" }, path.display());
+    if let Some((i, d)) = &best.divergence {
+        print!("{}", runner::render::divergence(&best.lines[*i], d));
+    }
+    let target_flag = a.target.target.as_ref().map(|u| format!(" --target {u}")).unwrap_or_default();
+    println!("replay: {} replay {}{target_flag}", run::program(), path.display());
+    DIVERGED
+}
+
+fn shrunk_path(original: &Path) -> PathBuf {
+    let stem = original.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    original.with_file_name(format!("{stem}.shrunk.ndjson"))
+}
+
+fn golden_cmd(a: GoldenArgs) -> i32 {
+    let opts = golden::GoldenOptions { seed: a.seed, count: a.count, steps: a.steps, with_state: a.with_state, retry_timeout: a.retry_timeout };
+    let files = golden::build(&opts);
+    if let Err(e) = golden::write(&a.out, &files, a.bless) {
+        return fail(BAD_INPUT, format!("cannot write {}: {e}", a.out.display()));
+    }
+    let traces: Vec<_> = files.iter().map(|f| f.trace.clone()).collect();
+    let (hit, missed) = golden::coverage(&traces);
+    let reachable = model::branch::ALL.iter().filter(|b| b.reachable()).count();
+    let steps: usize = traces.iter().map(|t| t.lines.len()).sum();
+    println!("wrote {} golden files ({steps} steps) to {}", files.len(), a.out.display());
+    println!("branch coverage: {}/{reachable} reachable", hit.iter().filter(|b| b.reachable()).count());
+    if !missed.is_empty() {
+        println!("missed: {}", missed.iter().map(|b| b.name()).collect::<Vec<_>>().join(", "));
+    }
+    OK
+}
+
+fn check_cmd(a: CheckArgs) -> i32 {
+    let p = match profile(&a.target, None) {
+        Ok(p) => p,
+        Err(e) => return fail(BAD_INPUT, e),
+    };
+    let files = match verify::golden_files(&a.path) {
+        Ok(f) if !f.is_empty() => f,
+        Ok(_) => return fail(BAD_INPUT, format!("no .ndjson files in {}", a.path.display())),
+        Err(e) => return fail(BAD_INPUT, format!("{}: {e}", a.path.display())),
+    };
+    let (url, _embedded) = match target_url(&a.target, &p) {
+        Ok(x) => x,
+        Err(e) => return fail(TARGET_FAULT, e),
+    };
+    let mut target = match Target::new(&url, Duration::from_millis(a.target.timeout_ms)) {
+        Ok(t) => t,
+        Err(e) => return fail(BAD_INPUT, e),
+    };
+    println!("conform {} check {} ({} files) against {url}", env!("CARGO_PKG_VERSION"), a.path.display(), files.len());
+    let started = std::time::Instant::now();
+    let mut out = std::io::stdout();
+    let reports = match verify::check_all(&mut target, &files, &p, &mut out) {
+        Ok(r) => r,
+        Err(e) => return fail(BAD_INPUT, format!("malformed trace: {e}")),
+    };
+    let secs = started.elapsed().as_secs_f64();
+    let steps: usize = reports.iter().map(|r| r.steps).sum();
+    let summary = Summary {
+        harness: format!("conform {}", env!("CARGO_PKG_VERSION")),
+        spec: model::SPEC_COMMIT.to_string(),
+        seed: 0,
+        target: url,
+        profile: p.name.clone(),
+        cases: reports.len(),
+        steps,
+        steps_per_second: if secs > 0.0 { steps as f64 / secs } else { 0.0 },
+        seconds: secs,
+        coverage_hit: 0,
+        coverage_total: 0,
+        coverage_missed: Vec::new(),
+        latitude: 0,
+        skipped_components: Vec::new(),
+        divergences: reports.iter().filter(|r| matches!(r.status, CaseStatus::Diverged { .. })).count(),
+        faults: reports.iter().filter(|r| matches!(r.status, CaseStatus::Fault { .. })).count(),
+        case_reports: reports,
+    };
+    println!("{} files, {} passed, {} failed, {} target faults", summary.cases, summary.cases - summary.divergences - summary.faults, summary.divergences, summary.faults);
+    write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
+    run::exit_code(&summary)
+}
+
+fn export_cmd(a: ExportArgs) -> i32 {
+    let t = match read_trace(&a.file) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    let Format::Spec = a.format;
+    let result = match &a.out {
+        Some(p) => std::fs::File::create(p).and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            let n = export::spec_format(&t, &mut w)?;
+            w.flush()?;
+            Ok(n)
+        }),
+        None => export::spec_format(&t, &mut std::io::stdout().lock()),
+    };
+    match result {
+        Ok(n) => {
+            if let Some(p) = &a.out {
+                eprintln!("wrote {n} lines to {}", p.display());
+            }
+            OK
+        }
+        Err(e) => fail(BAD_INPUT, e),
+    }
+}

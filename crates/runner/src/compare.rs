@@ -1,0 +1,201 @@
+//! Wire normalisation and comparison of responses and states.
+//!
+//! Responses compare on the status, and for statuses below 400 on `data`
+//! after normalisation: `null` and absent are the same, empty `headers`
+//! and absent are the same, the fenced action's `head` keeps only its
+//! status, and error messages (free text) are never compared. States
+//! compare component by component as keyed sets: order never matters, and a
+//! component the target's snapshot lacks is skipped.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use crate::profile::Profile;
+
+/// The comparable form of a response envelope: `{status, data?}`.
+pub fn normalize_response(env: &Value, profile: &Profile) -> Value {
+    let status = env.pointer("/head/status").cloned().unwrap_or(Value::Null);
+    let mut out = Map::new();
+    out.insert("status".into(), status.clone());
+    if status.as_u64().is_some_and(|s| s < 400) {
+        let mut data = canon(env.get("data").unwrap_or(&Value::Null));
+        if let Some(action) = data.get_mut("action") {
+            *action = normalize_response(action, &Profile { ignore_response_fields: Vec::new(), ..Profile::default() });
+        }
+        for path in &profile.ignore_response_fields {
+            remove_path(&mut data, path);
+        }
+        out.insert("data".into(), data);
+    }
+    Value::Object(out)
+}
+
+/// Drop `null`s and empty `headers` objects, recursively.
+pub fn canon(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, v)| !v.is_null() && !(k.as_str() == "headers" && v.as_object().is_some_and(Map::is_empty)))
+                .map(|(k, v)| (k.clone(), canon(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(canon).collect()),
+        other => other.clone(),
+    }
+}
+
+fn remove_path(v: &mut Value, path: &str) {
+    let mut parts = path.split('.').peekable();
+    let mut cur = v;
+    while let Some(p) = parts.next() {
+        let Some(obj) = cur.as_object_mut() else { return };
+        if parts.peek().is_none() {
+            obj.remove(p);
+            return;
+        }
+        match obj.get_mut(p) {
+            Some(next) => cur = next,
+            None => return,
+        }
+    }
+}
+
+/// The dotted paths (array indices dropped) of the leaves where two values
+/// differ; the response part of a divergence's class.
+pub fn differing_paths(a: &Value, b: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    walk(a, b, String::new(), &mut out);
+    out
+}
+
+fn walk(a: &Value, b: &Value, at: String, out: &mut BTreeSet<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let sub = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+                walk(x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), sub, out);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, j) in x.iter().zip(y) {
+                walk(i, j, at.clone(), out);
+            }
+        }
+        _ if a == b => {}
+        _ => {
+            out.insert(if at.is_empty() { "(root)".to_string() } else { at });
+        }
+    }
+}
+
+/// One difference in one snapshot component, under one key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateDiff {
+    /// Component name (`promises`, `taskTimeouts`, …).
+    pub component: String,
+    /// The entry's key within the component.
+    pub key: String,
+    /// The model's entries under that key.
+    pub model: Vec<Value>,
+    /// The target's entries under that key.
+    pub target: Vec<Value>,
+}
+
+impl StateDiff {
+    /// A key-independent description for divergence classes:
+    /// `component:missing`, `component:extra` or `component.field,…`.
+    pub fn class(&self) -> String {
+        match (self.model.len(), self.target.len()) {
+            (_, 0) => format!("{}:missing", self.component),
+            (0, _) => format!("{}:extra", self.component),
+            (1, 1) => {
+                let paths = differing_paths(&self.model[0], &self.target[0]);
+                let fields: Vec<String> = paths.into_iter().collect();
+                format!("{}.{}", self.component, fields.join(","))
+            }
+            _ => format!("{}:count", self.component),
+        }
+    }
+}
+
+/// The components every snapshot comparison knows, with their key fields.
+const COMPONENTS: &[(&str, &[&str])] = &[
+    ("promises", &["id"]),
+    ("promiseTimeouts", &["id"]),
+    ("callbacks", &["awaiter", "awaited"]),
+    ("listeners", &["id", "address"]),
+    ("tasks", &["id"]),
+    ("taskTimeouts", &["id", "type"]),
+    ("messages", &[]),
+    ("schedules", &["id"]),
+    ("scheduleTimeouts", &["id"]),
+    ("resumes", &["id", "awaited"]),
+];
+
+/// The spec's outbox key of a snapshot message: the task id for `execute`,
+/// `{promiseId}:notify:{address}` for `unblock`.
+fn message_key(m: &Value) -> String {
+    let msg = &m["message"];
+    match msg["kind"].as_str() {
+        Some("execute") => format!("execute:{}", text(&msg["data"]["task"]["id"])),
+        Some("unblock") => format!("{}:notify:{}", text(&msg["data"]["promise"]["id"]), text(&m["address"])),
+        _ => msg.to_string(),
+    }
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
+}
+
+fn keyed(component: &str, fields: &[&str], entries: &[Value], ignore: &[&str]) -> BTreeMap<String, Vec<Value>> {
+    let mut map: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for e in entries {
+        let key = if component == "messages" {
+            message_key(e)
+        } else {
+            fields.iter().map(|f| text(&e[*f])).collect::<Vec<_>>().join("/")
+        };
+        let mut e = canon(e);
+        if let Some(obj) = e.as_object_mut() {
+            for f in ignore {
+                obj.remove(*f);
+            }
+        }
+        map.entry(key).or_default().push(e);
+    }
+    for v in map.values_mut() {
+        v.sort_by_key(|e| e.to_string());
+    }
+    map
+}
+
+/// Compare the model's view (as JSON) with a target snapshot. Components
+/// the target lacks are added to `skipped` and not compared.
+pub fn diff_state(model: &Value, target: &Value, profile: &Profile, skipped: &mut BTreeSet<String>) -> Vec<StateDiff> {
+    let mut diffs = Vec::new();
+    for (component, fields) in COMPONENTS {
+        if profile.skip_components.iter().any(|c| c == component) {
+            continue;
+        }
+        let Some(theirs) = target.get(*component).and_then(Value::as_array) else {
+            skipped.insert(component.to_string());
+            continue;
+        };
+        let ours = model.get(*component).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        let prefix = format!("{component}.");
+        let ignore: Vec<&str> =
+            profile.ignore_state_fields.iter().filter_map(|f| f.strip_prefix(prefix.as_str())).collect();
+        let a = keyed(component, fields, ours, &ignore);
+        let b = keyed(component, fields, theirs, &ignore);
+        let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for key in keys {
+            let (x, y) = (a.get(key).cloned().unwrap_or_default(), b.get(key).cloned().unwrap_or_default());
+            if x != y {
+                diffs.push(StateDiff { component: component.to_string(), key: key.clone(), model: x, target: y });
+            }
+        }
+    }
+    diffs
+}

@@ -1,0 +1,234 @@
+//! Golden trace files: the model's expected answers written down, so a
+//! target can be checked without running the model, and a model change is
+//! always a reviewed diff of `traces/golden/`.
+//!
+//! How the corpus is built, deterministically from a seed:
+//! 1. generate a pool of traces and replay each in the model, noting the
+//!    branches every step takes;
+//! 2. for each reachable branch not yet covered, take the first pool trace
+//!    that reaches it, cut it after that step and delete steps (delta
+//!    debugging, candidates repaired as the shrinker does) while the branch
+//!    is still reached: a scenario of a few steps;
+//! 3. group scenarios by the handler of the branch they were built for; in
+//!    a group, give each scenario its own ids (`a1`, `a1.1`, `b1` … then
+//!    `a2` …) and its own hour of time, and concatenate them;
+//! 4. make the file latitude-free: before any request at `now` with a due
+//!    timeout, insert a tick at `now`, so no answer depends on when the
+//!    environment fires;
+//! 5. replay each file in the model and record its responses (and, with
+//!    `--with-state`, the state after each step).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use gen::{GenConfig, Op, Step};
+use model::branch::{Branch, ALL};
+use model::machine::Machine;
+use model::state::ServerConfig;
+use model::view::StateView;
+
+use crate::edit::{rename_all, shift_up, Renamer};
+use crate::run::case_seed;
+use crate::shrink::repair;
+use crate::trace::{Header, Line, Trace};
+
+/// What `conform golden` was asked.
+#[derive(Clone, Debug)]
+pub struct GoldenOptions {
+    /// Seed of the pool.
+    pub seed: u64,
+    /// Traces in the pool.
+    pub count: u64,
+    /// Steps per pool trace.
+    pub steps: usize,
+    /// Record the state after every step.
+    pub with_state: bool,
+    /// The model's retry timeout.
+    pub retry_timeout: u64,
+}
+
+/// One golden file: a handler group and its trace.
+#[derive(Clone, Debug)]
+pub struct GoldenFile {
+    /// Handler group (`task.acquire`, `promise_timeout`, …): the file stem.
+    pub group: String,
+    /// The trace.
+    pub trace: Trace,
+}
+
+const HOUR: u64 = 3_600_000;
+
+/// Replay `steps` in a fresh model; the branches each step took.
+fn hits_per_step(steps: &[Step], retry_timeout: u64) -> Vec<Vec<Branch>> {
+    let mut m = Machine::new(ServerConfig { retry_timeout });
+    steps
+        .iter()
+        .map(|s| {
+            gen::apply(&mut m, s);
+            m.take_hits()
+        })
+        .collect()
+}
+
+fn reaches(steps: &[Step], b: Branch, retry_timeout: u64) -> bool {
+    hits_per_step(steps, retry_timeout).iter().any(|h| h.contains(&b))
+}
+
+/// The smallest sub-trace of `steps` (repaired) that still reaches `b`.
+fn minimise(steps: &[Step], b: Branch, retry_timeout: u64) -> Vec<Step> {
+    let mut best = steps.to_vec();
+    let mut chunk = (best.len() / 2).max(1);
+    loop {
+        let mut i = 0;
+        while i < best.len() {
+            let mut cand = best.clone();
+            cand.drain(i..(i + chunk).min(best.len()));
+            let cand = repair(&cand, retry_timeout, &best);
+            if cand.len() < best.len() && reaches(&cand, b, retry_timeout) {
+                best = cand;
+            } else {
+                i += chunk;
+            }
+        }
+        if chunk == 1 {
+            return best;
+        }
+        chunk /= 2;
+    }
+}
+
+/// The handler group of a branch: its name up to `/`, with `catch_up`
+/// folded into `schedule_timeout`.
+pub fn group_of(b: Branch) -> String {
+    let g = b.name().split('/').next().unwrap_or(b.name());
+    if g == "catch_up" { "schedule_timeout" } else { g }.to_string()
+}
+
+/// Insert a tick before every request that would run with a due timeout.
+fn latitude_free(steps: &[Step], retry_timeout: u64) -> Vec<Step> {
+    let mut m = Machine::new(ServerConfig { retry_timeout });
+    let mut out = Vec::with_capacity(steps.len());
+    for s in steps {
+        if matches!(s.op, Op::Request(_)) && !m.due(s.now).is_empty() {
+            let tick = Step { now: s.now, op: Op::Tick };
+            gen::apply(&mut m, &tick);
+            out.push(tick);
+        }
+        gen::apply(&mut m, s);
+        out.push(s.clone());
+    }
+    out
+}
+
+/// Record the model's responses (and states) for `steps`.
+pub fn record(steps: &[Step], retry_timeout: u64, with_state: bool) -> Vec<Line> {
+    let mut m = Machine::new(ServerConfig { retry_timeout });
+    steps
+        .iter()
+        .map(|s| {
+            let res = gen::apply(&mut m, s);
+            m.clear_hits();
+            let mut line = Line::of(s.clone());
+            if let (Some(r), Op::Request(req)) = (res, &s.op) {
+                line.res = Some(model::wire::encode_response(req.kind(), &r, "golden"));
+            }
+            if with_state {
+                line.state = Some(serde_json::to_value(StateView::of(&m.state)).expect("view serialises"));
+            }
+            line
+        })
+        .collect()
+}
+
+/// Build the corpus.
+pub fn build(opts: &GoldenOptions) -> Vec<GoldenFile> {
+    let cfg = GenConfig { steps: opts.steps, retry_timeout: opts.retry_timeout, ..GenConfig::default() };
+    let pool: Vec<Vec<Step>> = (0..opts.count).map(|i| gen::generate(case_seed(opts.seed, i), &cfg)).collect();
+    let pool_hits: Vec<Vec<Vec<Branch>>> = pool.iter().map(|t| hits_per_step(t, opts.retry_timeout)).collect();
+    let mut covered: BTreeSet<Branch> = BTreeSet::new();
+    let mut groups: BTreeMap<String, Vec<Vec<Step>>> = BTreeMap::new();
+    for &b in ALL.iter().filter(|b| b.reachable()) {
+        if covered.contains(&b) {
+            continue;
+        }
+        let found = pool_hits.iter().enumerate().find_map(|(t, hits)| hits.iter().position(|h| h.contains(&b)).map(|i| (t, i)));
+        let Some((t, i)) = found else { continue };
+        let scenario = minimise(&pool[t][..=i], b, opts.retry_timeout);
+        covered.extend(hits_per_step(&scenario, opts.retry_timeout).into_iter().flatten());
+        groups.entry(group_of(b)).or_default().push(scenario);
+    }
+    groups
+        .into_iter()
+        .map(|(group, scenarios)| {
+            let mut steps: Vec<Step> = Vec::new();
+            for (k, sc) in scenarios.iter().enumerate() {
+                let renamed = rename_all(sc, &mut Renamer::with_suffix((k + 1).to_string()));
+                let start = steps.last().map_or(cfg.start, |l| (l.now / HOUR + 2) * HOUR);
+                let first = renamed.first().map_or(start, |f| f.now);
+                let shifted = if start > first { shift_up(&renamed, (start - first) / HOUR * HOUR + HOUR) } else { renamed };
+                steps.extend(shifted);
+            }
+            let steps = latitude_free(&steps, opts.retry_timeout);
+            let mut options = Map::new();
+            options.insert("group".into(), json!(group));
+            options.insert("count".into(), json!(opts.count));
+            options.insert("steps".into(), json!(opts.steps));
+            options.insert("retryTimeout".into(), json!(opts.retry_timeout));
+            options.insert("withState".into(), json!(opts.with_state));
+            let header = Header::new(Some(opts.seed), None, options, None);
+            let lines = record(&steps, opts.retry_timeout, opts.with_state);
+            GoldenFile { group, trace: Trace { header, lines } }
+        })
+        .collect()
+}
+
+/// The reachable branches a set of golden traces takes, and those it misses.
+pub fn coverage(traces: &[Trace]) -> (BTreeSet<Branch>, Vec<Branch>) {
+    let mut hit = BTreeSet::new();
+    for t in traces {
+        hit.extend(hits_per_step(&t.steps(), t.header.retry_timeout()).into_iter().flatten());
+    }
+    let missed = ALL.iter().filter(|b| b.reachable() && !hit.contains(b)).copied().collect();
+    (hit, missed)
+}
+
+/// Where the model's answers now differ from a golden trace's records:
+/// `(line, what)` for each differing step (line numbers count the header).
+pub fn model_differences(t: &Trace) -> Vec<(usize, String)> {
+    let with_state = t.lines.iter().any(|l| l.state.is_some());
+    let fresh = record(&t.steps(), t.header.retry_timeout(), with_state);
+    let mut out = Vec::new();
+    for (i, (old, new)) in t.lines.iter().zip(&fresh).enumerate() {
+        if old.res != new.res {
+            out.push((i + 2, format!("response: recorded {} model {}", show(&old.res), show(&new.res))));
+        }
+        if old.state.is_some() && old.state != new.state {
+            out.push((i + 2, "state after the step differs".to_string()));
+        }
+    }
+    out
+}
+
+fn show(v: &Option<Value>) -> String {
+    v.as_ref().map_or("(none)".to_string(), Value::to_string)
+}
+
+/// Write the corpus into `dir`, one `<group>.ndjson` per group; with
+/// `bless`, first remove the `.ndjson` files already there.
+pub fn write(dir: &Path, files: &[GoldenFile], bless: bool) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    if bless {
+        for e in std::fs::read_dir(dir)? {
+            let p = e?.path();
+            if p.extension().is_some_and(|x| x == "ndjson") {
+                std::fs::remove_file(p)?;
+            }
+        }
+    }
+    for f in files {
+        crate::trace::write(&dir.join(format!("{}.ndjson", f.group)), &f.trace)?;
+    }
+    Ok(())
+}

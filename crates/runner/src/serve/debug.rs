@@ -1,0 +1,92 @@
+//! The Rust server's debug surface (`server.rs`, `debug.*`), which is how the
+//! runner controls a target: reset it, read its state, and fire its timeouts
+//! at a chosen time.
+//!
+//! | kind | data in | answer |
+//! |---|---|---|
+//! | `debug.start`, `debug.stop` | `{}` | 200 `{}`; sets/clears a flag |
+//! | `debug.reset` | `{}` | 200 `{}`; a fresh machine, same config |
+//! | `debug.snap` | `{}` | 200 [`StateView`] |
+//! | `debug.tick` | `{time}` | 200 `[]` after `Machine::tick(time)` |
+//!
+//! The Rust server refuses debug operations unless started in debug mode
+//! and pauses its background loops between `debug.start` and `debug.stop`.
+//! The served model has no background loops and no clock of its own, so it
+//! is always in debug mode; the flag is kept only to be truthful about what
+//! was asked. `debug.tick` answers 400 when `time` is missing or not a
+//! non-negative integer, or when the head's `resonate:debug_time` differs
+//! from it, as the server does.
+
+use std::sync::atomic::Ordering;
+
+use model::machine::Machine;
+use model::view::StateView;
+use model::wire::Envelope;
+use serde_json::{json, Value as JsonValue};
+
+use super::app::{error, ok, Shared};
+
+/// A debug operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DebugOp {
+    /// `debug.start`.
+    Start,
+    /// `debug.stop`.
+    Stop,
+    /// `debug.reset`.
+    Reset,
+    /// `debug.snap`.
+    Snap,
+    /// `debug.tick`.
+    Tick,
+}
+
+/// The debug operation named by `kind`, if it is one.
+pub fn op(kind: &str) -> Option<DebugOp> {
+    Some(match kind {
+        "debug.start" => DebugOp::Start,
+        "debug.stop" => DebugOp::Stop,
+        "debug.reset" => DebugOp::Reset,
+        "debug.snap" => DebugOp::Snap,
+        "debug.tick" => DebugOp::Tick,
+        _ => return None,
+    })
+}
+
+pub(crate) fn run(shared: &Shared, op: DebugOp, env: &Envelope) -> JsonValue {
+    let (kind, corr_id) = (env.kind, env.head.corr_id.as_str());
+    match op {
+        DebugOp::Start | DebugOp::Stop => {
+            shared
+                .debug_mode
+                .store(op == DebugOp::Start, Ordering::SeqCst);
+            ok(kind, corr_id, json!({}))
+        }
+        DebugOp::Reset => {
+            *shared.machine() = Machine::new(shared.config);
+            ok(kind, corr_id, json!({}))
+        }
+        DebugOp::Snap => {
+            let view = StateView::of(&shared.machine().state);
+            let data = serde_json::to_value(view).expect("a state view always serializes");
+            ok(kind, corr_id, data)
+        }
+        DebugOp::Tick => {
+            let Some(time) = env.data.get("time").and_then(JsonValue::as_u64) else {
+                return error(kind, corr_id, 400, "missing or invalid 'time' field");
+            };
+            if env.head.debug_time.is_some_and(|t| t != time) {
+                return error(
+                    kind,
+                    corr_id,
+                    400,
+                    "resonate:debug_time must equal data.time",
+                );
+            }
+            let mut m = shared.machine();
+            m.tick(time);
+            m.clear_hits();
+            ok(kind, corr_id, json!([]))
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! Shrinking a diverging trace to the steps that matter.
+//!
+//! Every candidate is checked for real: the target is reset and the
+//! candidate replayed with its own `now` values; it is kept only if it
+//! still diverges **in the same class** (same step kind, same kind of
+//! difference), so shrinking never wanders onto another bug, and only if it
+//! is smaller (fewer steps, then fewer bytes).
+//!
+//! Before it is run, a candidate is made well-formed again against its own
+//! history ([`repair`]): versions that were current in the original are
+//! re-pointed at the task's current version, stale ones stay stale by the
+//! same distance, and steps the generator's preconditions reject are dropped.
+//!
+//! The shrink order, each pass repeated until it no longer helps, and the
+//! whole sequence repeated until a round changes nothing or time runs out:
+//! 1. cut everything after the diverging step;
+//! 2. delete chunks of steps, halves first down to single steps
+//!    (delta debugging);
+//! 3. delete ticks, and merge adjacent ticks into the later one;
+//! 4. pull time down: shrink each gap between consecutive steps (to zero,
+//!    then by halves), shifting later steps and the absolute deadlines they
+//!    carry by the same amount;
+//! 5. simplify values: drop params, values, non-essential tags, heartbeat
+//!    refs and suspend actions; shorten pids;
+//! 6. rename ids to a canonical small set (`a`, `a.1`, `b`, …) and
+//!    rebase time to start at a round number.
+
+mod passes;
+mod repair;
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use gen::Step;
+
+use crate::check::{Checker, DiffClass};
+use crate::exec::{execute, ExecOptions, Execution};
+use crate::profile::Profile;
+use crate::target::Target;
+
+pub use repair::repair;
+
+/// Shrinker options.
+#[derive(Clone, Copy, Debug)]
+pub struct ShrinkOptions {
+    /// Compare state too (as the original run did).
+    pub check_state: bool,
+    /// Stop after this long with the best so far.
+    pub time: Duration,
+    /// Print every accepted candidate.
+    pub verbose: bool,
+}
+
+/// What shrinking produced.
+#[derive(Debug)]
+pub struct ShrinkResult {
+    /// The smallest diverging execution found (`None` if the original no
+    /// longer diverges the same way).
+    pub best: Option<Execution>,
+    /// Candidates tried.
+    pub tried: usize,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Whether the time budget ran out.
+    pub timed_out: bool,
+}
+
+/// The size order: fewer steps, then a shorter time span, then fewer bytes
+/// of encoded requests.
+pub fn size(steps: &[Step]) -> (usize, u64, usize) {
+    let bytes = steps
+        .iter()
+        .map(|s| match &s.op {
+            gen::Op::Request(r) => model::wire::encode_request(r).to_string().len(),
+            gen::Op::Tick => 0,
+        })
+        .sum();
+    let span = match (steps.first(), steps.last()) {
+        (Some(a), Some(b)) => b.now - a.now,
+        _ => 0,
+    };
+    (steps.len(), span, bytes)
+}
+
+struct Shrinker<'a> {
+    target: &'a mut Target,
+    checker: Checker,
+    class: &'a DiffClass,
+    opts: &'a ShrinkOptions,
+    deadline: Instant,
+    tried: usize,
+    best: Execution,
+    best_steps: Vec<Step>,
+    out: &'a mut dyn Write,
+    last_report: Instant,
+}
+
+impl Shrinker<'_> {
+    fn expired(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
+    /// Run a candidate; keep it if it is smaller and diverges the same way.
+    fn try_candidate(&mut self, candidate: Vec<Step>) -> bool {
+        if self.expired() {
+            return false;
+        }
+        let candidate = repair(&candidate, self.checker.profile.retry_timeout, &self.best_steps);
+        if candidate.is_empty() || size(&candidate) >= size(&self.best_steps) {
+            return false;
+        }
+        self.tried += 1;
+        let ex = execute(self.target, &mut self.checker, &candidate, ExecOptions { check_state: self.opts.check_state });
+        if ex.fault.is_some() {
+            // A fault while shrinking ends the search with the best so far.
+            self.deadline = Instant::now();
+            return false;
+        }
+        let Some((at, d)) = &ex.divergence else { return false };
+        if &d.class != self.class {
+            return false;
+        }
+        let kept: Vec<Step> = candidate[..=*at].to_vec();
+        self.best_steps = kept;
+        self.best = ex;
+        if self.opts.verbose || self.last_report.elapsed() > Duration::from_secs(2) {
+            self.last_report = Instant::now();
+            let _ = writeln!(self.out, "  shrinking: {} candidates tried, {} steps", self.tried, self.best_steps.len());
+        }
+        true
+    }
+}
+
+/// Shrink `steps`, which diverge against `target` in class `class`.
+pub fn shrink(
+    target: &mut Target,
+    profile: &Profile,
+    steps: &[Step],
+    class: &DiffClass,
+    opts: &ShrinkOptions,
+    out: &mut dyn Write,
+) -> ShrinkResult {
+    let started = Instant::now();
+    let mut checker = Checker::new(profile.clone());
+    let first = execute(target, &mut checker, steps, ExecOptions { check_state: opts.check_state });
+    let original_ok = first.fault.is_none() && first.divergence.as_ref().is_some_and(|(_, d)| &d.class == class);
+    if !original_ok {
+        return ShrinkResult { best: None, tried: 1, elapsed: started.elapsed(), timed_out: false };
+    }
+    let at = first.divergence.as_ref().map(|(i, _)| *i).unwrap_or(steps.len() - 1);
+    let mut s = Shrinker {
+        target,
+        checker,
+        class,
+        opts,
+        deadline: started + opts.time,
+        tried: 1,
+        best_steps: steps[..=at].to_vec(),
+        best: first,
+        out,
+        last_report: Instant::now(),
+    };
+    loop {
+        let before = size(&s.best_steps);
+        passes::delete_chunks(&mut s);
+        passes::ticks(&mut s);
+        passes::time(&mut s);
+        passes::values(&mut s);
+        passes::rename(&mut s);
+        if s.expired() || size(&s.best_steps) >= before {
+            break;
+        }
+    }
+    let timed_out = s.expired();
+    ShrinkResult { best: Some(s.best), tried: s.tried, elapsed: started.elapsed(), timed_out }
+}

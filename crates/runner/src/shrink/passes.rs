@@ -1,0 +1,144 @@
+//! The shrink passes, in the order the module doc gives. Each proposes
+//! candidates to [`Shrinker::try_candidate`], which keeps the ones that
+//! still diverge the same way and are smaller.
+
+use gen::{Op, Step};
+use model::api::Request;
+use model::types::Value;
+
+use super::Shrinker;
+use crate::edit::{rename_all, shift_from, tags_mut, values_mut, Renamer};
+
+/// Delta debugging: remove chunks, halves first, down to single steps.
+pub(super) fn delete_chunks(s: &mut Shrinker) {
+    let mut chunk = (s.best_steps.len() / 2).max(1);
+    loop {
+        let mut i = 0;
+        while i < s.best_steps.len() && !s.expired() {
+            let mut cand = s.best_steps.clone();
+            let end = (i + chunk).min(cand.len());
+            cand.drain(i..end);
+            if !s.try_candidate(cand) {
+                i += chunk;
+            }
+        }
+        if chunk == 1 || s.expired() {
+            return;
+        }
+        chunk /= 2;
+    }
+}
+
+/// Remove ticks one at a time (an earlier of two adjacent ticks is merged
+/// into the later by removing it).
+pub(super) fn ticks(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best_steps.len() && !s.expired() {
+        if matches!(s.best_steps[i].op, Op::Tick) {
+            let mut cand = s.best_steps.clone();
+            cand.remove(i);
+            if s.try_candidate(cand) {
+                continue;
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Pull time down: each gap to zero, else to half; then rebase the whole
+/// trace to start within the first hour after one hour (hour-aligned, so
+/// cron fires keep their alignment).
+pub(super) fn time(s: &mut Shrinker) {
+    for i in 1..s.best_steps.len() {
+        if s.expired() || i >= s.best_steps.len() {
+            return;
+        }
+        let gap = s.best_steps[i].now - s.best_steps[i - 1].now;
+        for by in [gap, gap / 2] {
+            if by > 0 && s.try_candidate(shift_from(&s.best_steps, i, by)) {
+                break;
+            }
+        }
+    }
+    const HOUR: u64 = 3_600_000;
+    if let Some(first) = s.best_steps.first().map(|f| f.now) {
+        let by = first.saturating_sub(first % HOUR + HOUR) / HOUR * HOUR;
+        if by > 0 {
+            let cand = shift_from(&s.best_steps, 0, by);
+            s.try_candidate(cand);
+        }
+    }
+}
+
+/// Simplify values one request at a time.
+pub(super) fn values(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best_steps.len() && !s.expired() {
+        for variant in simplifications(&s.best_steps[i]) {
+            let mut cand = s.best_steps.clone();
+            cand[i] = variant;
+            if s.try_candidate(cand) {
+                break;
+            }
+        }
+        i += 1;
+    }
+}
+
+fn simplifications(step: &Step) -> Vec<Step> {
+    let Op::Request(r) = &step.op else { return Vec::new() };
+    let mut out: Vec<Request> = Vec::new();
+    let mut push = |f: &dyn Fn(&mut Request)| {
+        let mut c = r.clone();
+        f(&mut c);
+        if &c != r {
+            out.push(c);
+        }
+    };
+    push(&|c| {
+        for v in values_mut(c) {
+            *v = Value::default();
+        }
+    });
+    let tag_keys: Vec<String> = {
+        let mut c = r.clone();
+        tags_mut(&mut c).into_iter().flat_map(|t| t.keys().cloned().collect::<Vec<_>>()).collect()
+    };
+    for k in tag_keys {
+        push(&|c| {
+            for t in tags_mut(c) {
+                t.remove(&k);
+            }
+        });
+    }
+    match r {
+        Request::TaskHeartbeat(h) if h.tasks.len() > 1 => {
+            for i in 0..h.tasks.len() {
+                push(&|c| {
+                    if let Request::TaskHeartbeat(h) = c {
+                        h.tasks.remove(i);
+                    }
+                });
+            }
+        }
+        Request::TaskSuspend(h) if h.actions.len() > 1 => {
+            for i in 0..h.actions.len() {
+                push(&|c| {
+                    if let Request::TaskSuspend(h) = c {
+                        h.actions.remove(i);
+                    }
+                });
+            }
+        }
+        _ => {}
+    }
+    out.into_iter().map(|r| Step { now: step.now, op: Op::Request(r) }).collect()
+}
+
+/// Rename ids to `a`, `a.1`, `b`, … (origins by first appearance,
+/// children numbered within their origin), schedules to `s1`, `s2`, … and
+/// pids to `p1`, `p2`, …, all consistently, as one candidate.
+pub(super) fn rename(s: &mut Shrinker) {
+    let cand = rename_all(&s.best_steps, &mut Renamer::default());
+    s.try_candidate(cand);
+}

@@ -1,0 +1,203 @@
+//! The HTTP client for a target server: one keep-alive connection, one
+//! envelope per call, and every way a target can fail turned into a
+//! [`TargetError`] that names the cause. A target fault is never a
+//! divergence and never a panic.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use model::wire::PROTOCOL_VERSION;
+
+/// Why a target could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetError {
+    /// The URL is not a loopback address (only loopback targets are allowed).
+    NotLoopback(String),
+    /// Nothing answered: refused, reset, or DNS.
+    Unreachable(String),
+    /// No answer within the request timeout.
+    Timeout(String),
+    /// The body was not JSON.
+    Garbage(String),
+    /// JSON, but not a response envelope (no `head.status`, wrong `kind`).
+    BadEnvelope(String),
+    /// A 5xx status.
+    ServerError(String),
+    /// The target does not act as a debug-mode server.
+    NotDebug(String),
+}
+
+impl fmt::Display for TargetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetError::NotLoopback(m) => write!(f, "target is not a loopback address: {m}"),
+            TargetError::Unreachable(m) => write!(f, "target unreachable: {m}"),
+            TargetError::Timeout(m) => write!(f, "target timed out: {m}"),
+            TargetError::Garbage(m) => write!(f, "target sent a body that is not JSON: {m}"),
+            TargetError::BadEnvelope(m) => write!(f, "target sent a malformed envelope: {m}"),
+            TargetError::ServerError(m) => write!(f, "target answered with a server error: {m}"),
+            TargetError::NotDebug(m) => write!(f, "target is not a debug-mode server: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for TargetError {}
+
+/// A target server reached over HTTP.
+pub struct Target {
+    url: String,
+    client: reqwest::blocking::Client,
+    corr: u64,
+}
+
+/// Whether a URL's host is a loopback address (127.0.0.0/8, ::1, localhost).
+pub fn is_loopback_url(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url) else { return false };
+    match u.host() {
+        Some(url::Host::Domain(d)) => d == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+impl Target {
+    /// A client for `url` with a per-request timeout.
+    pub fn new(url: &str, timeout: Duration) -> Result<Target, TargetError> {
+        if !is_loopback_url(url) {
+            return Err(TargetError::NotLoopback(url.to_string()));
+        }
+        let client = reqwest::blocking::Client::builder()
+            .timeout(timeout)
+            .pool_max_idle_per_host(1)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| TargetError::Unreachable(e.to_string()))?;
+        Ok(Target { url: url.trim_end_matches('/').to_string(), client, corr: 0 })
+    }
+
+    /// The target's base URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// POST one envelope of `kind` with `data`, stamped with `debug_time`;
+    /// return the response envelope. Non-2xx envelope statuses below 500 are
+    /// answers, not faults.
+    pub fn call(&mut self, kind: &str, data: Value, debug_time: Option<u64>) -> Result<Value, TargetError> {
+        self.corr += 1;
+        let mut head = json!({"corrId": format!("conform-{}", self.corr), "version": PROTOCOL_VERSION});
+        if let Some(t) = debug_time {
+            head["resonate:debug_time"] = json!(t);
+        }
+        let body = json!({"kind": kind, "head": head, "data": data});
+        self.post(kind, &body)
+    }
+
+    /// POST a ready-made envelope.
+    pub fn post(&mut self, kind: &str, body: &Value) -> Result<Value, TargetError> {
+        let resp = self.client.post(format!("{}/", self.url)).json(body).send().map_err(|e| classify(&e, kind))?;
+        let http = resp.status().as_u16();
+        let bytes = resp.bytes().map_err(|e| classify(&e, kind))?;
+        let env: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+            TargetError::Garbage(format!("{kind}: HTTP {http}, {e}: {shown:?}"))
+        })?;
+        let status = envelope_status(&env).ok_or_else(|| {
+            TargetError::BadEnvelope(format!("{kind}: no numeric head.status in {}", truncate(&env)))
+        })?;
+        if status >= 500 && status != 501 {
+            return Err(TargetError::ServerError(format!("{kind}: status {status}: {}", truncate(&env["data"]))));
+        }
+        if !env["kind"].is_string() || !env["data"].is_object() && !env["data"].is_string() && !env["data"].is_array()
+        {
+            return Err(TargetError::BadEnvelope(format!("{kind}: missing kind or data in {}", truncate(&env))));
+        }
+        Ok(env)
+    }
+
+    /// `debug.start` then `debug.reset`. Refuses a target that does not
+    /// answer both with 200: the harness never wipes a server that is not in
+    /// debug mode.
+    pub fn start_and_reset(&mut self) -> Result<(), TargetError> {
+        for kind in ["debug.start", "debug.reset"] {
+            let env = self.call(kind, json!({}), None).map_err(|e| match e {
+                TargetError::Unreachable(_) | TargetError::Timeout(_) => e,
+                other => TargetError::NotDebug(other.to_string()),
+            })?;
+            let status = envelope_status(&env).unwrap_or(0);
+            if status != 200 {
+                return Err(TargetError::NotDebug(format!(
+                    "{kind} answered {status} ({}); start the server in debug mode",
+                    truncate(&env["data"])
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `debug.reset` alone (between shrink candidates).
+    pub fn reset(&mut self) -> Result<(), TargetError> {
+        let env = self.call("debug.reset", json!({}), None)?;
+        match envelope_status(&env) {
+            Some(200) => Ok(()),
+            s => Err(TargetError::NotDebug(format!("debug.reset answered {s:?}"))),
+        }
+    }
+
+    /// `debug.tick {time}` stamped with the same time.
+    pub fn tick(&mut self, now: u64) -> Result<Value, TargetError> {
+        let env = self.call("debug.tick", json!({"time": now}), Some(now))?;
+        match envelope_status(&env) {
+            Some(200) => Ok(env),
+            s => Err(TargetError::BadEnvelope(format!("debug.tick answered {s:?}: {}", truncate(&env["data"])))),
+        }
+    }
+
+    /// `debug.snap`: the target's whole state.
+    pub fn snap(&mut self) -> Result<Value, TargetError> {
+        let env = self.call("debug.snap", json!({}), None)?;
+        match (envelope_status(&env), env.get("data")) {
+            (Some(200), Some(data)) if data.is_object() => Ok(data.clone()),
+            (s, _) => Err(TargetError::BadEnvelope(format!("debug.snap answered {s:?}: {}", truncate(&env)))),
+        }
+    }
+}
+
+/// `head.status` of an envelope.
+pub fn envelope_status(env: &Value) -> Option<u16> {
+    env.get("head")?.get("status")?.as_u64().and_then(|s| u16::try_from(s).ok())
+}
+
+fn classify(e: &reqwest::Error, kind: &str) -> TargetError {
+    let msg = format!("{kind}: {}", error_chain(e));
+    if e.is_timeout() {
+        TargetError::Timeout(msg)
+    } else if e.is_decode() || e.is_body() {
+        TargetError::Garbage(msg)
+    } else {
+        TargetError::Unreachable(msg)
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        src = inner.source();
+    }
+    s
+}
+
+fn truncate(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 300 {
+        format!("{}…", &s[..s.char_indices().take_while(|(i, _)| *i < 300).last().map_or(0, |(i, _)| i)])
+    } else {
+        s
+    }
+}
