@@ -1,0 +1,61 @@
+//! How `now` advances between steps.
+//!
+//! Mostly by small steps (0–200 ms), so requests race each other inside one
+//! lease; sometimes straight past the nearest armed deadline (a promise
+//! timeout, a retry, a lease, a schedule fire) so that the next tick fires
+//! it; sometimes past a pending promise's `timeoutAt` so that reads, guards
+//! and heartbeats see an expired promise no tick has settled yet. Jumps are
+//! capped at [`MAX_JUMP`]: with every-minute crons that bounds the catch-up
+//! work one tick asks of a server.
+
+use model::machine::Machine;
+use model::state::{LEASE, RETRY};
+use model::types::Time;
+use proptest::test_runner::TestRng;
+
+use crate::dice::Dice;
+use crate::pools;
+
+/// The longest single advance of `now` (ms).
+pub(crate) const MAX_JUMP: u64 = 180_000;
+
+/// Every armed deadline and every pending promise's `timeoutAt`, strictly
+/// after `now` and within [`MAX_JUMP`], ascending.
+fn horizon(m: &Machine, now: Time) -> Vec<Time> {
+    let s = &m.state;
+    let tables = [
+        s.promise_timeouts(),
+        s.task_timeouts(RETRY),
+        s.task_timeouts(LEASE),
+        s.schedule_timeouts(),
+    ];
+    let mut v: Vec<Time> = tables
+        .iter()
+        .flat_map(|t| t.sorted().into_iter().map(|(_, at)| at))
+        .collect();
+    v.extend(
+        pools::promises(m)
+            .iter()
+            .filter(|p| pools::pending(p))
+            .map(|p| p.timeout_at),
+    );
+    v.retain(|&t| t > now && t - now <= MAX_JUMP);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The `now` of the next step.
+pub(crate) fn advance(m: &Machine, now: Time, rng: &mut TestRng) -> Time {
+    let ahead = horizon(m, now);
+    let small = now + rng.below(201);
+    match rng.below(100) {
+        0..=71 => small,
+        // Just past the nearest deadline: the next tick fires exactly it.
+        72..=85 => ahead.first().map_or(small, |&t| t + rng.below(50)),
+        // Past a random deadline, firing (or projecting) several at once.
+        86..=94 => rng.pick(&ahead).map_or(small, |&t| t + rng.below(1_000)),
+        // Seconds to a minute: crons and short leases come due.
+        _ => now + rng.range(1_000, 60_000),
+    }
+}
