@@ -14,7 +14,9 @@ use crate::{Op, Step};
 
 /// Whether `step` satisfies the generator's preconditions on `m`: a tick
 /// always does; a request must pass `model::wire::validate` (with `m`'s
-/// calendar, for crons) and [`decodable`]. That `now` never decreases is
+/// calendar, for crons), fit the wire's `i64` integers, and ask for a
+/// client settlement state (`resolved`, `rejected`, `rejected_canceled`)
+/// wherever it settles. That `now` never decreases is
 /// the caller's to check, across steps. A request may name ids that do not
 /// exist in `m`: the spec answers those with 404 or 422, which is behaviour
 /// worth comparing.
