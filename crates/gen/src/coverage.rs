@@ -7,27 +7,11 @@
 
 use std::collections::BTreeSet;
 
-use model::branch::{Branch, ALL, RESUME_ALREADY_BUFFERED, RESUME_FULFILLED_IGNORED, UNREACHABLE};
+use model::branch::{Branch, ALL, UNREACHABLE};
 use model::machine::Machine;
 use model::state::ServerConfig;
 
 use crate::{apply, Step};
-
-/// Branches `model::branch::UNREACHABLE` counts as reachable but that no
-/// well-formed trace can take; they stay in [`Coverage::missed`] (the model
-/// owns that list) and the coverage test tolerates exactly these.
-///
-/// - `resume/already_buffered`: `enqueueResume B A` runs once per entry of
-///   `B.callbacks` (deduplicated) when `B` settles, and `B` settles at most
-///   once (every settlement needs `B` pending and leaves it settled). A
-///   task's `resumes` gains ids only there, so `B` cannot already be in it.
-/// - `resume/fulfilled_ignored`: `A` enters `B.callbacks` only while `A`'s
-///   promise is live (register_callback checks the awaiter, suspend checks
-///   the task's promise). `A`'s task becomes fulfilled only when `A`
-///   settles (or is created settled), and that settlement scrubs `A` from
-///   the callbacks of every pending promise, `B` included; a settled `A`
-///   cannot register again. So no settlement finds a fulfilled awaiter.
-pub const NEVER_TAKEN: &[Branch] = &[RESUME_ALREADY_BUFFERED, RESUME_FULFILLED_IGNORED];
 
 /// The branches a set of traces took.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

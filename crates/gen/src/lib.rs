@@ -42,7 +42,7 @@ mod task_ops;
 use model::api::Request;
 use model::machine::Machine;
 
-pub use coverage::{coverage, Coverage, NEVER_TAKEN};
+pub use coverage::{coverage, Coverage};
 pub use dice::seeded_rng;
 pub use generator::{generate, trace_strategy, Generator};
 pub use repair::{repair, repair_relative};

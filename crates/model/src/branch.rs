@@ -211,6 +211,12 @@ pub const UNREACHABLE: &[Branch] = &[
     RESUME_NO_TASK,
     RESUME_SUSPENDED_NO_PROMISE,
     RESUME_SUSPENDED_NO_TARGET,
+    // A promise settles once and its callbacks are deduplicated, so the same
+    // awaited id never reaches an awaiter's resumes twice.
+    RESUME_ALREADY_BUFFERED,
+    // An awaiter registers only while its promise is live, and the settlement
+    // that fulfills its task scrubs it from every pending promise's callbacks.
+    RESUME_FULFILLED_IGNORED,
     PROMISE_TIMEOUT_NO_PROMISE,
     PROMISE_TIMEOUT_NOT_PENDING,
     TASK_RETRY_TIMEOUT_NO_TASK,
