@@ -102,11 +102,19 @@ impl Shrinker<'_> {
 
     /// Run a candidate; keep it if it is smaller and diverges the same way.
     fn try_candidate(&mut self, candidate: Vec<Step>) -> bool {
+        self.try_candidate_sized(candidate, false)
+    }
+
+    /// As [`Self::try_candidate`]; with `same_size_ok`, a candidate no larger
+    /// than the best (a canonical renaming) is kept too.
+    fn try_candidate_sized(&mut self, candidate: Vec<Step>, same_size_ok: bool) -> bool {
         if self.expired() {
             return false;
         }
         let candidate = repair(&candidate, self.checker.profile.retry_timeout, &self.best_steps);
-        if candidate.is_empty() || size(&candidate) >= size(&self.best_steps) {
+        let (new, old) = (size(&candidate), size(&self.best_steps));
+        let smaller = new < old || (same_size_ok && new == old && candidate != self.best_steps);
+        if candidate.is_empty() || !smaller {
             return false;
         }
         self.tried += 1;

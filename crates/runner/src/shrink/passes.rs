@@ -140,5 +140,5 @@ fn simplifications(step: &Step) -> Vec<Step> {
 /// pids to `p1`, `p2`, …, all consistently, as one candidate.
 pub(super) fn rename(s: &mut Shrinker) {
     let cand = rename_all(&s.best_steps, &mut Renamer::default());
-    s.try_candidate(cand);
+    s.try_candidate_sized(cand, true);
 }

@@ -1,0 +1,141 @@
+//! Test helpers: a run configuration against a URL, and a fake target that
+//! misbehaves on purpose (garbage bodies, hangs, dying mid-run).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use runner::profile::Profile;
+use runner::run::RunConfig;
+
+/// A run of `cases` × `steps` against `url`, writing traces under `dir`.
+pub fn config(url: &str, dir: &Path, cases: u64, steps: usize) -> RunConfig {
+    RunConfig {
+        target: url.to_string(),
+        embedded: false,
+        seed: 7,
+        cases,
+        only_case: None,
+        steps,
+        profile: Profile::default(),
+        profile_path: None,
+        check_state: true,
+        fail_fast: true,
+        out_dir: dir.to_path_buf(),
+        request_timeout: Duration::from_millis(500),
+        shrink: false,
+        shrink_time: Duration::from_secs(5),
+        progress: false,
+    }
+}
+
+/// How the fake target misbehaves once the handshake is over.
+#[derive(Clone, Copy, Debug)]
+pub enum Misbehave {
+    /// Answer `not json` with HTTP 200.
+    Garbage,
+    /// Never answer.
+    Hang,
+    /// Close the connection without answering and stop listening.
+    Die,
+    /// Answer a 500 envelope.
+    ServerError,
+    /// Answer JSON that is not an envelope.
+    NotEnvelope,
+}
+
+/// A fake target on an ephemeral loopback port: it answers `debug.*` like a
+/// debug-mode server and misbehaves on request number `after` and later.
+pub fn fake_target(mode: Misbehave, after: usize) -> String {
+    proxy(None, mode, after)
+}
+
+/// A proxy in front of `upstream` that forwards every request until request
+/// number `after`, then misbehaves: a server failing mid-run, reproducibly.
+pub fn failing_proxy(upstream: &str, mode: Misbehave, after: usize) -> String {
+    proxy(Some(upstream.to_string()), mode, after)
+}
+
+fn proxy(upstream: Option<String>, mode: Misbehave, after: usize) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let count = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let count = count.clone();
+            let dead = serve_conn(conn, upstream.as_deref(), mode, after, &count);
+            if dead {
+                return;
+            }
+        }
+    });
+    url
+}
+
+fn forward(upstream: &str, body: &[u8]) -> (u16, String) {
+    let client = reqwest::blocking::Client::new();
+    let r = client.post(format!("{upstream}/")).body(body.to_vec()).header("content-type", "application/json").send().expect("upstream");
+    let status = r.status().as_u16();
+    (status, r.text().unwrap_or_default())
+}
+
+fn serve_conn(mut conn: TcpStream, upstream: Option<&str>, mode: Misbehave, after: usize, count: &AtomicUsize) -> bool {
+    let mut reader = BufReader::new(conn.try_clone().expect("clone"));
+    loop {
+        let mut len = 0usize;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return false;
+            }
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; len];
+        if reader.read_exact(&mut body).is_err() {
+            return false;
+        }
+        let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let kind = req["kind"].as_str().unwrap_or("").to_string();
+        let n = count.fetch_add(1, Ordering::SeqCst);
+        let (status, text) = if let (Some(up), true) = (upstream, kind.starts_with("debug.") || n < after) {
+            forward(up, &body)
+        } else if kind.starts_with("debug.") || n < after {
+            (200, serde_json::json!({"kind": kind, "head": {"corrId": "x", "status": 200, "version": "2026-04-01"}, "data": {}}).to_string())
+        } else {
+            match mode {
+                Misbehave::Garbage => (200, "not json".to_string()),
+                Misbehave::Hang => {
+                    std::thread::sleep(Duration::from_secs(5));
+                    return false;
+                }
+                Misbehave::Die => return true,
+                Misbehave::ServerError => (500, serde_json::json!({"kind": kind, "head": {"corrId": "x", "status": 500, "version": "2026-04-01"}, "data": "boom"}).to_string()),
+                Misbehave::NotEnvelope => (200, "[1,2,3]".to_string()),
+            }
+        };
+        let resp = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{text}", text.len());
+        if conn.write_all(resp.as_bytes()).is_err() {
+            return false;
+        }
+    }
+}
+
+/// A loopback URL where nothing listens.
+pub fn refused_url() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", l.local_addr().expect("addr"));
+    drop(l);
+    url
+}
