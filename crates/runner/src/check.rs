@@ -24,7 +24,7 @@ use model::machine::{Machine, Timer};
 use model::state::{LEASE, RETRY};
 use model::view::StateView;
 
-use crate::compare::{differing_paths, diff_state, normalize_response, StateDiff};
+use crate::compare::{diff_state, differing_paths, normalize_response, StateDiff};
 use crate::profile::Profile;
 
 /// At most this many schedules are tried for one step.
@@ -102,7 +102,9 @@ impl Attempt {
 impl Checker {
     /// A checker with a fresh model configured by the profile.
     pub fn new(profile: Profile) -> Checker {
-        let config = model::state::ServerConfig { retry_timeout: profile.retry_timeout };
+        let config = model::state::ServerConfig {
+            retry_timeout: profile.retry_timeout,
+        };
         Checker {
             model: Machine::new(config),
             profile,
@@ -171,7 +173,11 @@ impl Checker {
         self.hits.extend(plain.hits.iter().copied());
         Checked {
             expect: plain.expect,
-            divergence: Some(Divergence { class, response: plain.response, state: plain.state }),
+            divergence: Some(Divergence {
+                class,
+                response: plain.response,
+                state: plain.state,
+            }),
             used_latitude: false,
         }
     }
@@ -182,12 +188,22 @@ impl Checker {
         if latitude {
             self.latitude += 1;
         }
-        Checked { expect: a.expect, divergence: None, used_latitude: latitude }
+        Checked {
+            expect: a.expect,
+            divergence: None,
+            used_latitude: latitude,
+        }
     }
 
     /// Fire `pre`, run the step, compare. A tick fires all that is due
     /// (`pre` then fixes the order; when empty the documented order is used).
-    fn attempt(&mut self, step: &Step, pre: &[Timer], res: Option<&Value>, snap: Option<&Value>) -> Attempt {
+    fn attempt(
+        &mut self,
+        step: &Step,
+        pre: &[Timer],
+        res: Option<&Value>,
+        snap: Option<&Value>,
+    ) -> Attempt {
         self.model.clear_hits();
         let expect = match &step.op {
             Op::Request(req) => {
@@ -203,13 +219,21 @@ impl Checker {
         };
         let response = match (&expect, res) {
             (Some(e), Some(r)) => {
-                let (m, t) = (normalize_response(e, &self.profile), normalize_response(r, &self.profile));
+                let (m, t) = (
+                    normalize_response(e, &self.profile),
+                    normalize_response(r, &self.profile),
+                );
                 (m != t).then_some((m, t))
             }
             _ => None,
         };
         let state = self.state_diff(snap);
-        Attempt { expect, response, state, hits: self.model.take_hits() }
+        Attempt {
+            expect,
+            response,
+            state,
+            hits: self.model.take_hits(),
+        }
     }
 
     fn fire_all(&mut self, timers: &[Timer], now: u64) {
@@ -256,7 +280,13 @@ fn schedules(due: &[Timer], tick: bool) -> Vec<Vec<Timer>> {
     }
     let subsets: Vec<Vec<Timer>> = if due.len() <= MAX_EXHAUSTIVE {
         let mut s: Vec<Vec<Timer>> = (1u32..(1 << due.len()))
-            .map(|bits| due.iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).map(|(_, t)| t.clone()).collect())
+            .map(|bits| {
+                due.iter()
+                    .enumerate()
+                    .filter(|(i, _)| bits & (1 << i) != 0)
+                    .map(|(_, t)| t.clone())
+                    .collect()
+            })
             .collect();
         s.sort_by_key(Vec::len);
         s
@@ -268,7 +298,10 @@ fn schedules(due: &[Timer], tick: bool) -> Vec<Vec<Timer>> {
     for s in &subsets {
         out.push(s.clone());
     }
-    for s in subsets.iter().filter(|s| s.len() > 1 && s.len() <= MAX_PERMUTED) {
+    for s in subsets
+        .iter()
+        .filter(|s| s.len() > 1 && s.len() <= MAX_PERMUTED)
+    {
         out.extend(permutations(s).into_iter().skip(1));
     }
     out
@@ -302,10 +335,17 @@ fn classify(step: &Step, a: &Attempt) -> DiffClass {
             what.push(format!("status:{}->{}", m["status"], t["status"]));
         } else {
             let paths = differing_paths(&m["data"], &t["data"]);
-            what.push(format!("data:{}", paths.into_iter().collect::<Vec<_>>().join(",")));
+            what.push(format!(
+                "data:{}",
+                paths.into_iter().collect::<Vec<_>>().join(",")
+            ));
         }
     }
-    let classes: BTreeSet<String> = a.state.iter().map(|d| format!("state:{}", d.class())).collect();
+    let classes: BTreeSet<String> = a
+        .state
+        .iter()
+        .map(|d| format!("state:{}", d.class()))
+        .collect();
     what.extend(classes);
     DiffClass { kind, what }
 }
@@ -324,7 +364,10 @@ mod tests {
         assert_eq!(s.len(), 4, "{s:?}");
         assert_eq!(s[0].len(), 1);
         assert_eq!(s[2], timers(2));
-        assert_eq!(s[3], vec![Timer::Promise("p1".into()), Timer::Promise("p0".into())]);
+        assert_eq!(
+            s[3],
+            vec![Timer::Promise("p1".into()), Timer::Promise("p0".into())]
+        );
     }
 
     #[test]

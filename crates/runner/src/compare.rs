@@ -21,7 +21,13 @@ pub fn normalize_response(env: &Value, profile: &Profile) -> Value {
     if status.as_u64().is_some_and(|s| s < 400) {
         let mut data = canon(env.get("data").unwrap_or(&Value::Null));
         if let Some(action) = data.get_mut("action") {
-            *action = normalize_response(action, &Profile { ignore_response_fields: Vec::new(), ..Profile::default() });
+            *action = normalize_response(
+                action,
+                &Profile {
+                    ignore_response_fields: Vec::new(),
+                    ..Profile::default()
+                },
+            );
         }
         for path in &profile.ignore_response_fields {
             remove_path(&mut data, path);
@@ -36,7 +42,7 @@ pub fn canon(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
             m.iter()
-                .filter(|(k, v)| !v.is_null() && !(k.as_str() == "headers" && v.as_object().is_some_and(Map::is_empty)))
+                .filter(|(k, v)| !is_blank(k, v))
                 .map(|(k, v)| (k.clone(), canon(v)))
                 .collect(),
         ),
@@ -45,11 +51,18 @@ pub fn canon(v: &Value) -> Value {
     }
 }
 
+/// `null`, or an empty `headers` object: both mean "absent" on the wire.
+fn is_blank(key: &str, v: &Value) -> bool {
+    v.is_null() || (key == "headers" && v.as_object().is_some_and(Map::is_empty))
+}
+
 fn remove_path(v: &mut Value, path: &str) {
     let mut parts = path.split('.').peekable();
     let mut cur = v;
     while let Some(p) = parts.next() {
-        let Some(obj) = cur.as_object_mut() else { return };
+        let Some(obj) = cur.as_object_mut() else {
+            return;
+        };
         if parts.peek().is_none() {
             obj.remove(p);
             return;
@@ -74,8 +87,17 @@ fn walk(a: &Value, b: &Value, at: String, out: &mut BTreeSet<String>) {
         (Value::Object(x), Value::Object(y)) => {
             let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
             for k in keys {
-                let sub = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
-                walk(x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), sub, out);
+                let sub = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                walk(
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                    sub,
+                    out,
+                );
             }
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
@@ -85,7 +107,11 @@ fn walk(a: &Value, b: &Value, at: String, out: &mut BTreeSet<String>) {
         }
         _ if a == b => {}
         _ => {
-            out.insert(if at.is_empty() { "(root)".to_string() } else { at });
+            out.insert(if at.is_empty() {
+                "(root)".to_string()
+            } else {
+                at
+            });
         }
     }
 }
@@ -140,22 +166,37 @@ fn message_key(m: &Value) -> String {
     let msg = &m["message"];
     match msg["kind"].as_str() {
         Some("execute") => format!("execute:{}", text(&msg["data"]["task"]["id"])),
-        Some("unblock") => format!("{}:notify:{}", text(&msg["data"]["promise"]["id"]), text(&m["address"])),
+        Some("unblock") => format!(
+            "{}:notify:{}",
+            text(&msg["data"]["promise"]["id"]),
+            text(&m["address"])
+        ),
         _ => msg.to_string(),
     }
 }
 
 fn text(v: &Value) -> String {
-    v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
+    v.as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| v.to_string())
 }
 
-fn keyed(component: &str, fields: &[&str], entries: &[Value], ignore: &[&str]) -> BTreeMap<String, Vec<Value>> {
+fn keyed(
+    component: &str,
+    fields: &[&str],
+    entries: &[Value],
+    ignore: &[&str],
+) -> BTreeMap<String, Vec<Value>> {
     let mut map: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for e in entries {
         let key = if component == "messages" {
             message_key(e)
         } else {
-            fields.iter().map(|f| text(&e[*f])).collect::<Vec<_>>().join("/")
+            fields
+                .iter()
+                .map(|f| text(&e[*f]))
+                .collect::<Vec<_>>()
+                .join("/")
         };
         let mut e = canon(e);
         if let Some(obj) = e.as_object_mut() {
@@ -173,7 +214,12 @@ fn keyed(component: &str, fields: &[&str], entries: &[Value], ignore: &[&str]) -
 
 /// Compare the model's view (as JSON) with a target snapshot. Components
 /// the target lacks are added to `skipped` and not compared.
-pub fn diff_state(model: &Value, target: &Value, profile: &Profile, skipped: &mut BTreeSet<String>) -> Vec<StateDiff> {
+pub fn diff_state(
+    model: &Value,
+    target: &Value,
+    profile: &Profile,
+    skipped: &mut BTreeSet<String>,
+) -> Vec<StateDiff> {
     let mut diffs = Vec::new();
     for (component, fields) in COMPONENTS {
         if profile.skip_components.iter().any(|c| c == component) {
@@ -183,17 +229,32 @@ pub fn diff_state(model: &Value, target: &Value, profile: &Profile, skipped: &mu
             skipped.insert(component.to_string());
             continue;
         };
-        let ours = model.get(*component).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        let ours = model
+            .get(*component)
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let prefix = format!("{component}.");
-        let ignore: Vec<&str> =
-            profile.ignore_state_fields.iter().filter_map(|f| f.strip_prefix(prefix.as_str())).collect();
+        let ignore: Vec<&str> = profile
+            .ignore_state_fields
+            .iter()
+            .filter_map(|f| f.strip_prefix(prefix.as_str()))
+            .collect();
         let a = keyed(component, fields, ours, &ignore);
         let b = keyed(component, fields, theirs, &ignore);
         let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
         for key in keys {
-            let (x, y) = (a.get(key).cloned().unwrap_or_default(), b.get(key).cloned().unwrap_or_default());
+            let (x, y) = (
+                a.get(key).cloned().unwrap_or_default(),
+                b.get(key).cloned().unwrap_or_default(),
+            );
             if x != y {
-                diffs.push(StateDiff { component: component.to_string(), key: key.clone(), model: x, target: y });
+                diffs.push(StateDiff {
+                    component: component.to_string(),
+                    key: key.clone(),
+                    model: x,
+                    target: y,
+                });
             }
         }
     }

@@ -13,7 +13,9 @@ pub fn rename_all(steps: &[Step], ids: &mut Renamer) -> Vec<Step> {
     let mut schedules: HashMap<String, String> = HashMap::new();
     let mut out = steps.to_vec();
     for step in &mut out {
-        let Op::Request(r) = &mut step.op else { continue };
+        let Op::Request(r) = &mut step.op else {
+            continue;
+        };
         for id in promise_ids_mut(r) {
             *id = ids.map(id);
         }
@@ -26,12 +28,18 @@ pub fn rename_all(steps: &[Step], ids: &mut Renamer) -> Vec<Step> {
         }
         if let Some(pid) = pid_mut(r) {
             let n = pids.len() + 1;
-            *pid = pids.entry(pid.clone()).or_insert_with(|| format!("p{n}")).clone();
+            *pid = pids
+                .entry(pid.clone())
+                .or_insert_with(|| format!("p{n}"))
+                .clone();
         }
         if let Some(sid) = schedule_id_mut(r) {
             let n = schedules.len() + 1;
             let suffix = &ids.suffix;
-            *sid = schedules.entry(sid.clone()).or_insert_with(|| format!("s{n}{suffix}")).clone();
+            *sid = schedules
+                .entry(sid.clone())
+                .or_insert_with(|| format!("s{n}{suffix}"))
+                .clone();
         }
     }
     out
@@ -85,7 +93,10 @@ pub struct Renamer {
 impl Renamer {
     /// A renamer whose origins all end in `suffix`.
     pub fn with_suffix(suffix: impl Into<String>) -> Self {
-        Renamer { suffix: suffix.into(), ..Renamer::default() }
+        Renamer {
+            suffix: suffix.into(),
+            ..Renamer::default()
+        }
     }
 
     /// The canonical name of `id`, assigned on first sight.
@@ -96,7 +107,11 @@ impl Renamer {
         let origin = id.split('.').next().unwrap_or(id);
         let next = self.origins.len();
         let suffix = &self.suffix;
-        let o = self.origins.entry(origin.to_string()).or_insert_with(|| format!("{}{suffix}", letters(next))).clone();
+        let o = self
+            .origins
+            .entry(origin.to_string())
+            .or_insert_with(|| format!("{}{suffix}", letters(next)))
+            .clone();
         let renamed = if origin == id {
             o
         } else {
@@ -138,14 +153,18 @@ pub fn create_mut(r: &mut Request) -> Option<&mut PromiseCreateReq> {
 
 /// Absolute deadlines carried by a request.
 pub fn deadlines_mut(r: &mut Request) -> Vec<&mut u64> {
-    create_mut(r).map(|c| vec![&mut c.timeout_at]).unwrap_or_default()
+    create_mut(r)
+        .map(|c| vec![&mut c.timeout_at])
+        .unwrap_or_default()
 }
 
 /// The tag sets a request carries.
 pub fn tags_mut(r: &mut Request) -> Vec<&mut Tags> {
     match r {
         Request::ScheduleCreate(c) => vec![&mut c.promise_tags],
-        other => create_mut(other).map(|c| vec![&mut c.tags]).unwrap_or_default(),
+        other => create_mut(other)
+            .map(|c| vec![&mut c.tags])
+            .unwrap_or_default(),
     }
 }
 
@@ -159,7 +178,9 @@ pub fn values_mut(r: &mut Request) -> Vec<&mut Value> {
             TaskFenceAction::Settle(c) => vec![&mut c.value],
         },
         Request::ScheduleCreate(c) => vec![&mut c.promise_param],
-        other => create_mut(other).map(|c| vec![&mut c.param]).unwrap_or_default(),
+        other => create_mut(other)
+            .map(|c| vec![&mut c.param])
+            .unwrap_or_default(),
     }
 }
 

@@ -36,7 +36,12 @@ pub struct Execution {
 
 /// `debug.start`, `debug.reset`, then every step; stops at the first
 /// divergence or fault.
-pub fn execute(target: &mut Target, checker: &mut Checker, steps: &[Step], opts: ExecOptions) -> Execution {
+pub fn execute(
+    target: &mut Target,
+    checker: &mut Checker,
+    steps: &[Step],
+    opts: ExecOptions,
+) -> Execution {
     let mut ex = Execution {
         lines: Vec::with_capacity(steps.len()),
         divergence: None,
@@ -78,9 +83,15 @@ pub fn execute(target: &mut Target, checker: &mut Checker, steps: &[Step], opts:
 }
 
 /// Send one step to the target; fetch its snapshot when asked.
-fn observe(target: &mut Target, step: &Step, snap: bool) -> Result<(Option<Value>, Option<Value>), TargetError> {
+fn observe(
+    target: &mut Target,
+    step: &Step,
+    snap: bool,
+) -> Result<(Option<Value>, Option<Value>), TargetError> {
     let res = match &step.op {
-        Op::Request(r) => Some(target.call(r.kind(), model::wire::encode_request(r), Some(step.now))?),
+        Op::Request(r) => {
+            Some(target.call(r.kind(), model::wire::encode_request(r), Some(step.now))?)
+        }
         Op::Tick => {
             target.tick(step.now)?;
             None

@@ -14,7 +14,9 @@ use crate::trace::Trace;
 pub fn spec_format(t: &Trace, out: &mut dyn Write) -> std::io::Result<usize> {
     let mut n = 0;
     for l in &t.lines {
-        let (Op::Request(r), Some(res)) = (&l.step.op, &l.res) else { continue };
+        let (Op::Request(r), Some(res)) = (&l.step.op, &l.res) else {
+            continue;
+        };
         let line = json!({"kind": r.kind(), "now": l.step.now, "req": model::wire::encode_request(r), "res": res});
         writeln!(out, "{line}")?;
         n += 1;

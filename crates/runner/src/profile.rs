@@ -43,7 +43,13 @@ impl Profile {
     /// Read a profile file; the error names the file and the JSON position.
     pub fn load(path: &Path) -> Result<Profile, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("{}: line {} column {}: {e}", path.display(), e.line(), e.column()))
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{}: line {} column {}: {e}",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })
     }
 }

@@ -32,7 +32,17 @@ fn list(vs: &[Value]) -> String {
 /// The diff of one divergence at `line`.
 pub fn divergence(line: &Line, d: &Divergence) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "  step:     {}", line_json(&Line { res: None, expect: None, state: None, diverged: false, ..line.clone() }));
+    let _ = writeln!(
+        s,
+        "  step:     {}",
+        line_json(&Line {
+            res: None,
+            expect: None,
+            state: None,
+            diverged: false,
+            ..line.clone()
+        })
+    );
     let _ = writeln!(s, "  class:    {}", d.class);
     if let Some((m, t)) = &d.response {
         let _ = writeln!(s, "  response (- model, + target):");
@@ -41,7 +51,11 @@ pub fn divergence(line: &Line, d: &Divergence) -> String {
         }
     }
     for sd in &d.state {
-        let _ = writeln!(s, "  state {} [{}] (- model, + target):", sd.component, sd.key);
+        let _ = writeln!(
+            s,
+            "  state {} [{}] (- model, + target):",
+            sd.component, sd.key
+        );
         for l in diff(&list(&sd.model), &list(&sd.target)).lines() {
             let _ = writeln!(s, "    {l}");
         }

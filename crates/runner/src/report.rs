@@ -139,7 +139,14 @@ pub fn write_junit(path: &Path, s: &Summary) -> std::io::Result<()> {
             CaseStatus::Pass => {
                 let _ = writeln!(x, "/>");
             }
-            CaseStatus::Diverged { step, class, diff, trace, replay, .. } => {
+            CaseStatus::Diverged {
+                step,
+                class,
+                diff,
+                trace,
+                replay,
+                ..
+            } => {
                 let _ = writeln!(x, ">");
                 let _ = writeln!(
                     x,

@@ -79,7 +79,9 @@ impl RunConfig {
 
 /// The name this binary was invoked by, for ready-to-paste commands.
 pub fn program() -> String {
-    std::env::args().next().unwrap_or_else(|| "conform".to_string())
+    std::env::args()
+        .next()
+        .unwrap_or_else(|| "conform".to_string())
 }
 
 /// The seed of case `i` of a run: SplitMix64 of the run seed and index.
@@ -116,9 +118,23 @@ pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Summary {
     for &case in &cases {
         let Some(t) = target.as_mut() else { break };
         let seed = case_seed(cfg.seed, case);
-        let steps = gen::generate(seed, &gen::GenConfig { steps: cfg.steps, retry_timeout: cfg.profile.retry_timeout, ..Default::default() });
+        let steps = gen::generate(
+            seed,
+            &gen::GenConfig {
+                steps: cfg.steps,
+                retry_timeout: cfg.profile.retry_timeout,
+                ..Default::default()
+            },
+        );
         let case_started = Instant::now();
-        let ex = execute(t, &mut checker, &steps, ExecOptions { check_state: cfg.check_state });
+        let ex = execute(
+            t,
+            &mut checker,
+            &steps,
+            ExecOptions {
+                check_state: cfg.check_state,
+            },
+        );
         bar.inc(ex.lines.len() as u64);
         total_steps += ex.lines.len();
         let status = bar.suspend(|| finish_case(cfg, case, seed, &ex, t, out));
@@ -143,7 +159,10 @@ pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Summary {
             steps: 0,
             latitude: 0,
             seconds: 0.0,
-            status: CaseStatus::Fault { message: format!("target is not a loopback address: {}", cfg.target), trace: PathBuf::new() },
+            status: CaseStatus::Fault {
+                message: format!("target is not a loopback address: {}", cfg.target),
+                trace: PathBuf::new(),
+            },
         });
     }
     summarise(cfg, &checker, reports, total_steps, started.elapsed())
@@ -155,19 +174,45 @@ fn progress_bar(cfg: &RunConfig, len: u64) -> indicatif::ProgressBar {
     }
     let bar = indicatif::ProgressBar::new(len);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} steps {per_sec} eta {eta} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} steps {per_sec} eta {eta} {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar
 }
 
 /// Save, shrink and print what a case produced.
-fn finish_case(cfg: &RunConfig, case: u64, seed: u64, ex: &Execution, target: &mut Target, out: &mut dyn Write) -> CaseStatus {
-    let header = Header::new(Some(cfg.seed), Some(case), cfg.options(), Some(cfg.target.clone()));
-    let path = cfg.out_dir.join(format!("{}-{}-{}.ndjson", stamp(), cfg.seed, case));
+fn finish_case(
+    cfg: &RunConfig,
+    case: u64,
+    seed: u64,
+    ex: &Execution,
+    target: &mut Target,
+    out: &mut dyn Write,
+) -> CaseStatus {
+    let header = Header::new(
+        Some(cfg.seed),
+        Some(case),
+        cfg.options(),
+        Some(cfg.target.clone()),
+    );
+    let path = cfg
+        .out_dir
+        .join(format!("{}-{}-{}.ndjson", stamp(), cfg.seed, case));
     if let Some(e) = &ex.fault {
-        let saved = trace::write(&path, &Trace { header, lines: ex.lines.clone() });
-        let _ = writeln!(out, "TARGET FAULT in case {case} (seed {seed}) at step {}: {e}", ex.lines.len());
+        let saved = trace::write(
+            &path,
+            &Trace {
+                header,
+                lines: ex.lines.clone(),
+            },
+        );
+        let _ = writeln!(
+            out,
+            "TARGET FAULT in case {case} (seed {seed}) at step {}: {e}",
+            ex.lines.len()
+        );
         match saved {
             Ok(()) => {
                 let _ = writeln!(out, "  trace so far: {}", path.display());
@@ -176,28 +221,56 @@ fn finish_case(cfg: &RunConfig, case: u64, seed: u64, ex: &Execution, target: &m
                 let _ = writeln!(out, "  could not save the trace to {}: {w}", path.display());
             }
         }
-        return CaseStatus::Fault { message: e.to_string(), trace: path };
+        return CaseStatus::Fault {
+            message: e.to_string(),
+            trace: path,
+        };
     }
-    let Some((at, d)) = &ex.divergence else { return CaseStatus::Pass };
+    let Some((at, d)) = &ex.divergence else {
+        return CaseStatus::Pass;
+    };
     let line = &ex.lines[*at];
     let diff = crate::render::divergence(line, d);
-    let _ = writeln!(out, "DIVERGENCE in case {case} (seed {seed}) at step {} of {}: {}", at + 1, cfg.steps, d.class);
+    let _ = writeln!(
+        out,
+        "DIVERGENCE in case {case} (seed {seed}) at step {} of {}: {}",
+        at + 1,
+        cfg.steps,
+        d.class
+    );
     let _ = write!(out, "{diff}");
-    if let Err(w) = trace::write(&path, &Trace { header: header.clone(), lines: ex.lines.clone() }) {
+    if let Err(w) = trace::write(
+        &path,
+        &Trace {
+            header: header.clone(),
+            lines: ex.lines.clone(),
+        },
+    ) {
         let _ = writeln!(out, "  could not save the trace to {}: {w}", path.display());
     }
     let _ = writeln!(out, "  trace:    {}", path.display());
     let mut replay_path = path.clone();
     let (mut shrunk, mut shrunk_steps) = (None, None);
     if cfg.shrink {
-        let opts = ShrinkOptions { check_state: cfg.check_state, time: cfg.shrink_time, verbose: false };
+        let opts = ShrinkOptions {
+            check_state: cfg.check_state,
+            time: cfg.shrink_time,
+            verbose: false,
+        };
         let steps: Vec<_> = ex.lines.iter().map(|l| l.step.clone()).collect();
         let result = shrink(target, &cfg.profile, &steps, &d.class, &opts, out);
         if let Some(best) = result.best {
             let spath = path.with_extension("shrunk.ndjson");
             let mut h = header.clone();
-            h.options.insert("shrunkFrom".into(), json!(path.display().to_string()));
-            match trace::write(&spath, &Trace { header: h, lines: best.lines.clone() }) {
+            h.options
+                .insert("shrunkFrom".into(), json!(path.display().to_string()));
+            match trace::write(
+                &spath,
+                &Trace {
+                    header: h,
+                    lines: best.lines.clone(),
+                },
+            ) {
                 Ok(()) => {
                     let _ = writeln!(
                         out,
@@ -216,20 +289,44 @@ fn finish_case(cfg: &RunConfig, case: u64, seed: u64, ex: &Execution, target: &m
                     shrunk = Some(spath);
                 }
                 Err(w) => {
-                    let _ = writeln!(out, "  could not save the shrunk trace to {}: {w}", spath.display());
+                    let _ = writeln!(
+                        out,
+                        "  could not save the shrunk trace to {}: {w}",
+                        spath.display()
+                    );
                 }
             }
         }
     }
     let replay = cfg.replay_command(&replay_path);
     let _ = writeln!(out, "  replay:   {replay}");
-    CaseStatus::Diverged { step: at + 1, class: d.class.to_string(), diff, trace: path, shrunk, shrunk_steps, replay }
+    CaseStatus::Diverged {
+        step: at + 1,
+        class: d.class.to_string(),
+        diff,
+        trace: path,
+        shrunk,
+        shrunk_steps,
+        replay,
+    }
 }
 
-fn summarise(cfg: &RunConfig, checker: &Checker, reports: Vec<CaseReport>, steps: usize, elapsed: Duration) -> Summary {
-    let reachable: Vec<_> = model::branch::ALL.iter().filter(|b| b.reachable()).collect();
-    let missed: Vec<String> =
-        reachable.iter().filter(|b| !checker.hits.contains(b)).map(|b| b.name().to_string()).collect();
+fn summarise(
+    cfg: &RunConfig,
+    checker: &Checker,
+    reports: Vec<CaseReport>,
+    steps: usize,
+    elapsed: Duration,
+) -> Summary {
+    let reachable: Vec<_> = model::branch::ALL
+        .iter()
+        .filter(|b| b.reachable())
+        .collect();
+    let missed: Vec<String> = reachable
+        .iter()
+        .filter(|b| !checker.hits.contains(b))
+        .map(|b| b.name().to_string())
+        .collect();
     let secs = elapsed.as_secs_f64();
     Summary {
         harness: format!("conform {}", env!("CARGO_PKG_VERSION")),
@@ -246,24 +343,50 @@ fn summarise(cfg: &RunConfig, checker: &Checker, reports: Vec<CaseReport>, steps
         coverage_missed: missed,
         latitude: checker.latitude,
         skipped_components: checker.skipped.iter().cloned().collect(),
-        divergences: reports.iter().filter(|r| matches!(r.status, CaseStatus::Diverged { .. })).count(),
-        faults: reports.iter().filter(|r| matches!(r.status, CaseStatus::Fault { .. })).count(),
+        divergences: reports
+            .iter()
+            .filter(|r| matches!(r.status, CaseStatus::Diverged { .. }))
+            .count(),
+        faults: reports
+            .iter()
+            .filter(|r| matches!(r.status, CaseStatus::Fault { .. }))
+            .count(),
         case_reports: reports,
     }
 }
 
 /// Print the end-of-run summary.
 pub fn print_summary(s: &Summary, out: &mut dyn Write) {
-    let _ = writeln!(out, "summary: {} cases, {} steps, {:.0} steps/s, {:.1}s", s.cases, s.steps, s.steps_per_second, s.seconds);
-    let _ = writeln!(out, "  branch coverage: {}/{} reachable", s.coverage_hit, s.coverage_total);
+    let _ = writeln!(
+        out,
+        "summary: {} cases, {} steps, {:.0} steps/s, {:.1}s",
+        s.cases, s.steps, s.steps_per_second, s.seconds
+    );
+    let _ = writeln!(
+        out,
+        "  branch coverage: {}/{} reachable",
+        s.coverage_hit, s.coverage_total
+    );
     if !s.coverage_missed.is_empty() {
         let _ = writeln!(out, "  missed: {}", s.coverage_missed.join(", "));
     }
-    let _ = writeln!(out, "  latitude: {} steps explained by timeouts the spec lets fire", s.latitude);
+    let _ = writeln!(
+        out,
+        "  latitude: {} steps explained by timeouts the spec lets fire",
+        s.latitude
+    );
     if !s.skipped_components.is_empty() {
-        let _ = writeln!(out, "  not compared (absent from the target's snapshot): {}", s.skipped_components.join(", "));
+        let _ = writeln!(
+            out,
+            "  not compared (absent from the target's snapshot): {}",
+            s.skipped_components.join(", ")
+        );
     }
-    let _ = writeln!(out, "  divergences: {}, target faults: {}", s.divergences, s.faults);
+    let _ = writeln!(
+        out,
+        "  divergences: {}, target faults: {}",
+        s.divergences, s.faults
+    );
 }
 
 /// The process exit code for a summary: 3 on any target fault, else 1 on

@@ -54,7 +54,9 @@ pub struct Target {
 
 /// Whether a URL's host is a loopback address (127.0.0.0/8, ::1, localhost).
 pub fn is_loopback_url(url: &str) -> bool {
-    let Ok(u) = reqwest::Url::parse(url) else { return false };
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return false;
+    };
     match u.host() {
         Some(url::Host::Domain(d)) => d == "localhost",
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -75,7 +77,11 @@ impl Target {
             .tcp_nodelay(true)
             .build()
             .map_err(|e| TargetError::Unreachable(e.to_string()))?;
-        Ok(Target { url: url.trim_end_matches('/').to_string(), client, corr: 0 })
+        Ok(Target {
+            url: url.trim_end_matches('/').to_string(),
+            client,
+            corr: 0,
+        })
     }
 
     /// The target's base URL.
@@ -86,9 +92,15 @@ impl Target {
     /// POST one envelope of `kind` with `data`, stamped with `debug_time`;
     /// return the response envelope. Non-2xx envelope statuses below 500 are
     /// answers, not faults.
-    pub fn call(&mut self, kind: &str, data: Value, debug_time: Option<u64>) -> Result<Value, TargetError> {
+    pub fn call(
+        &mut self,
+        kind: &str,
+        data: Value,
+        debug_time: Option<u64>,
+    ) -> Result<Value, TargetError> {
         self.corr += 1;
-        let mut head = json!({"corrId": format!("conform-{}", self.corr), "version": PROTOCOL_VERSION});
+        let mut head =
+            json!({"corrId": format!("conform-{}", self.corr), "version": PROTOCOL_VERSION});
         if let Some(t) = debug_time {
             head["resonate:debug_time"] = json!(t);
         }
@@ -98,7 +110,12 @@ impl Target {
 
     /// POST a ready-made envelope.
     pub fn post(&mut self, kind: &str, body: &Value) -> Result<Value, TargetError> {
-        let resp = self.client.post(format!("{}/", self.url)).json(body).send().map_err(|e| classify(&e, kind))?;
+        let resp = self
+            .client
+            .post(format!("{}/", self.url))
+            .json(body)
+            .send()
+            .map_err(|e| classify(&e, kind))?;
         let http = resp.status().as_u16();
         let bytes = resp.bytes().map_err(|e| classify(&e, kind))?;
         let env: Value = serde_json::from_slice(&bytes).map_err(|e| {
@@ -106,14 +123,24 @@ impl Target {
             TargetError::Garbage(format!("{kind}: HTTP {http}, {e}: {shown:?}"))
         })?;
         let status = envelope_status(&env).ok_or_else(|| {
-            TargetError::BadEnvelope(format!("{kind}: no numeric head.status in {}", truncate(&env)))
+            TargetError::BadEnvelope(format!(
+                "{kind}: no numeric head.status in {}",
+                truncate(&env)
+            ))
         })?;
         if status >= 500 && status != 501 {
-            return Err(TargetError::ServerError(format!("{kind}: status {status}: {}", truncate(&env["data"]))));
+            return Err(TargetError::ServerError(format!(
+                "{kind}: status {status}: {}",
+                truncate(&env["data"])
+            )));
         }
-        if !env["kind"].is_string() || !env["data"].is_object() && !env["data"].is_string() && !env["data"].is_array()
+        if !env["kind"].is_string()
+            || !env["data"].is_object() && !env["data"].is_string() && !env["data"].is_array()
         {
-            return Err(TargetError::BadEnvelope(format!("{kind}: missing kind or data in {}", truncate(&env))));
+            return Err(TargetError::BadEnvelope(format!(
+                "{kind}: missing kind or data in {}",
+                truncate(&env)
+            )));
         }
         Ok(env)
     }
@@ -152,7 +179,10 @@ impl Target {
         let env = self.call("debug.tick", json!({"time": now}), Some(now))?;
         match envelope_status(&env) {
             Some(200) => Ok(env),
-            s => Err(TargetError::BadEnvelope(format!("debug.tick answered {s:?}: {}", truncate(&env["data"])))),
+            s => Err(TargetError::BadEnvelope(format!(
+                "debug.tick answered {s:?}: {}",
+                truncate(&env["data"])
+            ))),
         }
     }
 
@@ -161,14 +191,20 @@ impl Target {
         let env = self.call("debug.snap", json!({}), None)?;
         match (envelope_status(&env), env.get("data")) {
             (Some(200), Some(data)) if data.is_object() => Ok(data.clone()),
-            (s, _) => Err(TargetError::BadEnvelope(format!("debug.snap answered {s:?}: {}", truncate(&env)))),
+            (s, _) => Err(TargetError::BadEnvelope(format!(
+                "debug.snap answered {s:?}: {}",
+                truncate(&env)
+            ))),
         }
     }
 }
 
 /// `head.status` of an envelope.
 pub fn envelope_status(env: &Value) -> Option<u16> {
-    env.get("head")?.get("status")?.as_u64().and_then(|s| u16::try_from(s).ok())
+    env.get("head")?
+        .get("status")?
+        .as_u64()
+        .and_then(|s| u16::try_from(s).ok())
 }
 
 fn classify(e: &reqwest::Error, kind: &str) -> TargetError {
@@ -196,7 +232,14 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 fn truncate(v: &Value) -> String {
     let s = v.to_string();
     if s.len() > 300 {
-        format!("{}…", &s[..s.char_indices().take_while(|(i, _)| *i < 300).last().map_or(0, |(i, _)| i)])
+        format!(
+            "{}…",
+            &s[..s
+                .char_indices()
+                .take_while(|(i, _)| *i < 300)
+                .last()
+                .map_or(0, |(i, _)| i)]
+        )
     } else {
         s
     }

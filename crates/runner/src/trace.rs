@@ -47,7 +47,12 @@ pub struct Header {
 
 impl Header {
     /// A header for this harness and spec.
-    pub fn new(seed: Option<u64>, case: Option<u64>, options: Map<String, Value>, target: Option<String>) -> Self {
+    pub fn new(
+        seed: Option<u64>,
+        case: Option<u64>,
+        options: Map<String, Value>,
+        target: Option<String>,
+    ) -> Self {
         Header {
             format: FORMAT.to_string(),
             harness: format!("conform {}", env!("CARGO_PKG_VERSION")),
@@ -61,7 +66,10 @@ impl Header {
 
     /// The retry timeout recorded in the options (default 5000).
     pub fn retry_timeout(&self) -> u64 {
-        self.options.get("retryTimeout").and_then(Value::as_u64).unwrap_or(5000)
+        self.options
+            .get("retryTimeout")
+            .and_then(Value::as_u64)
+            .unwrap_or(5000)
     }
 }
 
@@ -83,7 +91,13 @@ pub struct Line {
 impl Line {
     /// A bare step.
     pub fn of(step: Step) -> Line {
-        Line { step, res: None, expect: None, state: None, diverged: false }
+        Line {
+            step,
+            res: None,
+            expect: None,
+            state: None,
+            diverged: false,
+        }
     }
 }
 
@@ -118,7 +132,11 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
     }
 }
 
@@ -151,8 +169,14 @@ pub fn line_json(l: &Line) -> Value {
 
 /// Parse one step line.
 pub fn parse_line(v: &Value) -> Result<Line, String> {
-    let kind = v.get("kind").and_then(Value::as_str).ok_or("missing string field `kind`")?;
-    let now = v.get("now").and_then(Value::as_u64).ok_or("missing non-negative integer field `now`")?;
+    let kind = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or("missing string field `kind`")?;
+    let now = v
+        .get("now")
+        .and_then(Value::as_u64)
+        .ok_or("missing non-negative integer field `now`")?;
     let op = if kind == "debug.tick" {
         Op::Tick
     } else {
@@ -173,7 +197,12 @@ pub fn parse_line(v: &Value) -> Result<Line, String> {
 /// `valid/` trace) and gets a default header.
 pub fn read(path: &Path) -> Result<Trace, TraceError> {
     let file = path.display().to_string();
-    let err = |line, column, message: String| TraceError { file: file.clone(), line, column, message };
+    let err = |line, column, message: String| TraceError {
+        file: file.clone(),
+        line,
+        column,
+        message,
+    };
     let f = std::fs::File::open(path).map_err(|e| err(0, 0, e.to_string()))?;
     let mut header = None;
     let mut lines = Vec::new();
@@ -184,18 +213,24 @@ pub fn read(path: &Path) -> Result<Trace, TraceError> {
         if text.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(&text).map_err(|e| err(n, e.column(), e.to_string()))?;
+        let v: Value =
+            serde_json::from_str(&text).map_err(|e| err(n, e.column(), e.to_string()))?;
         if v.get("kind").and_then(Value::as_str) == Some("header") {
             if header.is_some() || !lines.is_empty() {
                 return Err(err(n, 1, "a header may only be the first line".into()));
             }
-            let h: Header = serde_json::from_value(v).map_err(|e| err(n, 1, format!("header: {e}")))?;
+            let h: Header =
+                serde_json::from_value(v).map_err(|e| err(n, 1, format!("header: {e}")))?;
             header = Some(h);
             continue;
         }
         let line = parse_line(&v).map_err(|m| err(n, 1, m))?;
         if line.step.now < prev_now {
-            return Err(err(n, 1, format!("`now` decreases: {} after {}", line.step.now, prev_now)));
+            return Err(err(
+                n,
+                1,
+                format!("`now` decreases: {} after {}", line.step.now, prev_now),
+            ));
         }
         prev_now = line.step.now;
         lines.push(line);
@@ -211,11 +246,19 @@ pub fn write(path: &Path, t: &Trace) -> std::io::Result<()> {
     }
     let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
     let mut h = serde_json::to_value(&t.header)?;
-    h.as_object_mut().expect("header is an object").insert("kind".into(), json!("header"));
+    h.as_object_mut()
+        .expect("header is an object")
+        .insert("kind".into(), json!("header"));
     // Put `kind` first for readability.
     let mut first = Map::new();
     first.insert("kind".into(), json!("header"));
-    first.extend(h.as_object().expect("object").clone().into_iter().filter(|(k, _)| k != "kind"));
+    first.extend(
+        h.as_object()
+            .expect("object")
+            .clone()
+            .into_iter()
+            .filter(|(k, _)| k != "kind"),
+    );
     writeln!(out, "{}", Value::Object(first))?;
     for l in &t.lines {
         writeln!(out, "{}", line_json(l))?;

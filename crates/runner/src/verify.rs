@@ -35,31 +35,54 @@ pub fn golden_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// Check one golden trace; `(executed lines, divergence)` or a fault.
-pub fn check_trace(target: &mut Target, t: &Trace, profile: &Profile) -> Result<(usize, Option<(usize, Divergence)>), TargetError> {
-    let mut checker = Checker::new(Profile { retry_timeout: t.header.retry_timeout(), ..profile.clone() });
+pub fn check_trace(
+    target: &mut Target,
+    t: &Trace,
+    profile: &Profile,
+) -> Result<(usize, Option<(usize, Divergence)>), TargetError> {
+    let mut checker = Checker::new(Profile {
+        retry_timeout: t.header.retry_timeout(),
+        ..profile.clone()
+    });
     target.start_and_reset()?;
     let mut on_model = false;
     for (i, line) in t.lines.iter().enumerate() {
         let res = match &line.step.op {
-            Op::Request(r) => Some(target.call(r.kind(), model::wire::encode_request(r), Some(line.step.now))?),
+            Op::Request(r) => Some(target.call(
+                r.kind(),
+                model::wire::encode_request(r),
+                Some(line.step.now),
+            )?),
             Op::Tick => {
                 target.tick(line.step.now)?;
                 None
             }
         };
-        let snap = if line.state.is_some() || on_model { Some(target.snap()?) } else { None };
+        let snap = if line.state.is_some() || on_model {
+            Some(target.snap()?)
+        } else {
+            None
+        };
         let recorded_fits = !on_model && {
             let res_ok = match (&line.res, &res) {
-                (Some(want), Some(got)) => normalize_response(want, profile) == normalize_response(got, profile),
+                (Some(want), Some(got)) => {
+                    normalize_response(want, profile) == normalize_response(got, profile)
+                }
                 _ => true,
             };
             let state_ok = match (&line.state, &snap) {
-                (Some(want), Some(got)) => diff_state(want, got, profile, &mut checker.skipped).is_empty(),
+                (Some(want), Some(got)) => {
+                    diff_state(want, got, profile, &mut checker.skipped).is_empty()
+                }
                 _ => true,
             };
             res_ok && state_ok
         };
-        let checked = checker.check(&line.step, res.as_ref(), snap.as_ref().filter(|_| line.state.is_some() || on_model));
+        let checked = checker.check(
+            &line.step,
+            res.as_ref(),
+            snap.as_ref().filter(|_| line.state.is_some() || on_model),
+        );
         if recorded_fits {
             continue;
         }
@@ -72,7 +95,12 @@ pub fn check_trace(target: &mut Target, t: &Trace, profile: &Profile) -> Result<
 }
 
 /// Check every golden file under `path`; one report per file.
-pub fn check_all(target: &mut Target, files: &[PathBuf], profile: &Profile, out: &mut dyn std::io::Write) -> Result<Vec<CaseReport>, trace::TraceError> {
+pub fn check_all(
+    target: &mut Target,
+    files: &[PathBuf],
+    profile: &Profile,
+    out: &mut dyn std::io::Write,
+) -> Result<Vec<CaseReport>, trace::TraceError> {
     let mut reports = Vec::new();
     for (n, f) in files.iter().enumerate() {
         let t = trace::read(f)?;
@@ -80,7 +108,10 @@ pub fn check_all(target: &mut Target, files: &[PathBuf], profile: &Profile, out:
         let status = match check_trace(target, &t, profile) {
             Err(e) => {
                 let _ = writeln!(out, "TARGET FAULT on {}: {e}", f.display());
-                CaseStatus::Fault { message: e.to_string(), trace: f.clone() }
+                CaseStatus::Fault {
+                    message: e.to_string(),
+                    trace: f.clone(),
+                }
             }
             Ok((_, None)) => {
                 let _ = writeln!(out, "ok   {}", f.display());
@@ -90,12 +121,32 @@ pub fn check_all(target: &mut Target, files: &[PathBuf], profile: &Profile, out:
                 let diff = crate::render::divergence(&t.lines[i], &d);
                 let _ = writeln!(out, "FAIL {} at line {}: {}", f.display(), i + 2, d.class);
                 let _ = write!(out, "{diff}");
-                let replay = format!("{} check {} --target {}", crate::run::program(), f.display(), target.url());
+                let replay = format!(
+                    "{} check {} --target {}",
+                    crate::run::program(),
+                    f.display(),
+                    target.url()
+                );
                 let _ = writeln!(out, "  replay:   {replay}");
-                CaseStatus::Diverged { step: i + 1, class: d.class.to_string(), diff, trace: f.clone(), shrunk: None, shrunk_steps: None, replay }
+                CaseStatus::Diverged {
+                    step: i + 1,
+                    class: d.class.to_string(),
+                    diff,
+                    trace: f.clone(),
+                    shrunk: None,
+                    shrunk_steps: None,
+                    replay,
+                }
             }
         };
-        reports.push(CaseReport { case: n as u64, seed: t.header.seed.unwrap_or(0), steps: t.lines.len(), latitude: 0, seconds: started.elapsed().as_secs_f64(), status });
+        reports.push(CaseReport {
+            case: n as u64,
+            seed: t.header.seed.unwrap_or(0),
+            steps: t.lines.len(),
+            latitude: 0,
+            seconds: started.elapsed().as_secs_f64(),
+            status,
+        });
     }
     Ok(reports)
 }

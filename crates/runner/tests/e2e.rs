@@ -17,7 +17,12 @@ use runner::target::Target;
 use runner::trace;
 
 fn server(materialize: bool, mutant: Option<&str>) -> runner::serve::ServerHandle {
-    spawn(ServeOptions { materialize, mutant: mutant.map(str::to_string), ..ServeOptions::default() }).expect("serve")
+    spawn(ServeOptions {
+        materialize,
+        mutant: mutant.map(str::to_string),
+        ..ServeOptions::default()
+    })
+    .expect("serve")
 }
 
 #[test]
@@ -29,8 +34,14 @@ fn a_clean_run_against_the_reference_server_passes() {
     assert_eq!(summary.divergences, 0, "{}", String::from_utf8_lossy(&out));
     assert_eq!(summary.faults, 0);
     assert_eq!(summary.steps, 8 * 60);
-    assert_eq!(summary.latitude, 0, "the reference server needs no latitude");
-    assert!(summary.coverage_hit > summary.coverage_total / 2, "{summary:?}");
+    assert_eq!(
+        summary.latitude, 0,
+        "the reference server needs no latitude"
+    );
+    assert!(
+        summary.coverage_hit > summary.coverage_total / 2,
+        "{summary:?}"
+    );
     assert_eq!(exit_code(&summary), 0);
 }
 
@@ -41,7 +52,10 @@ fn a_materialising_server_passes_through_latitude() {
     let mut out = Vec::new();
     let summary = run(&common::config(&s.url(), dir.path(), 12, 80), &mut out);
     assert_eq!(summary.divergences, 0, "{}", String::from_utf8_lossy(&out));
-    assert!(summary.latitude > 0, "materialised reads must be explained by latitude: {summary:?}");
+    assert!(
+        summary.latitude > 0,
+        "materialised reads must be explained by latitude: {summary:?}"
+    );
 }
 
 #[test]
@@ -50,15 +64,27 @@ fn a_server_that_times_out_a_promise_early_is_caught_replayed_and_shrunk() {
     let dir = tempfile::tempdir().unwrap();
     let mut out = Vec::new();
     // The seed is fixed: generation is deterministic, so this case list is too.
-    let cfg = runner::run::RunConfig { seed: 1, ..common::config(&s.url(), dir.path(), 100, 60) };
+    let cfg = runner::run::RunConfig {
+        seed: 1,
+        ..common::config(&s.url(), dir.path(), 100, 60)
+    };
     let summary = run(&cfg, &mut out);
     let log = String::from_utf8_lossy(&out);
     assert_eq!(summary.divergences, 1, "{log}");
     assert_eq!(exit_code(&summary), 1);
-    let CaseStatus::Diverged { trace: path, class, replay, .. } = &summary.case_reports.last().unwrap().status else {
+    let CaseStatus::Diverged {
+        trace: path,
+        class,
+        replay,
+        ..
+    } = &summary.case_reports.last().unwrap().status
+    else {
         panic!("{log}")
     };
-    assert!(replay.contains("replay") && replay.contains(&s.url()), "{replay}");
+    assert!(
+        replay.contains("replay") && replay.contains(&s.url()),
+        "{replay}"
+    );
     assert!(log.contains("DIVERGENCE"), "{log}");
 
     // The saved trace replays to the same divergence.
@@ -66,16 +92,36 @@ fn a_server_that_times_out_a_promise_early_is_caught_replayed_and_shrunk() {
     assert!(t.lines.last().unwrap().diverged);
     let mut target = Target::new(&s.url(), Duration::from_secs(2)).unwrap();
     let mut checker = Checker::new(Profile::default());
-    let ex = execute(&mut target, &mut checker, &t.steps(), ExecOptions { check_state: true });
+    let ex = execute(
+        &mut target,
+        &mut checker,
+        &t.steps(),
+        ExecOptions { check_state: true },
+    );
     let (i, d) = ex.divergence.expect("replay diverges");
     assert_eq!(i + 1, t.lines.len());
     assert_eq!(&d.class.to_string(), class);
 
     // And shrinks to a handful of steps diverging the same way.
-    let opts = ShrinkOptions { check_state: true, time: Duration::from_secs(30), verbose: false };
-    let r = shrink(&mut target, &Profile::default(), &t.steps(), &d.class, &opts, &mut Vec::new());
+    let opts = ShrinkOptions {
+        check_state: true,
+        time: Duration::from_secs(30),
+        verbose: false,
+    };
+    let r = shrink(
+        &mut target,
+        &Profile::default(),
+        &t.steps(),
+        &d.class,
+        &opts,
+        &mut Vec::new(),
+    );
     let best = r.best.expect("shrinks");
-    assert!(best.lines.len() <= 4, "shrunk to {} steps", best.lines.len());
+    assert!(
+        best.lines.len() <= 4,
+        "shrunk to {} steps",
+        best.lines.len()
+    );
     assert!(best.lines.len() < t.lines.len());
     assert_eq!(best.divergence.unwrap().1.class, d.class);
 }
@@ -84,6 +130,9 @@ fn a_server_that_times_out_a_promise_early_is_caught_replayed_and_shrunk() {
 fn a_server_that_does_not_bump_versions_is_caught() {
     let s = server(false, Some("acquire-no-version-check"));
     let dir = tempfile::tempdir().unwrap();
-    let summary = run(&common::config(&s.url(), dir.path(), 100, 60), &mut Vec::new());
+    let summary = run(
+        &common::config(&s.url(), dir.path(), 100, 60),
+        &mut Vec::new(),
+    );
     assert_eq!(summary.divergences, 1, "fail-fast stops at the first");
 }

@@ -15,7 +15,9 @@ fn assert_fault(url: &str, expect: &str) {
     let log = String::from_utf8_lossy(&out);
     assert_eq!(exit_code(&summary), 3, "{log}");
     assert_eq!(summary.divergences, 0, "{log}");
-    let CaseStatus::Fault { message, trace } = &summary.case_reports[0].status else { panic!("{log}") };
+    let CaseStatus::Fault { message, trace } = &summary.case_reports[0].status else {
+        panic!("{log}")
+    };
     assert!(message.contains(expect), "{message}");
     assert!(trace.exists(), "trace so far saved: {}", trace.display());
     assert!(log.contains("TARGET FAULT"), "{log}");
@@ -33,7 +35,9 @@ fn a_server_dying_mid_run_is_a_target_fault_with_the_trace_so_far() {
     let dir = tempfile::tempdir().unwrap();
     let summary = run(&common::config(&url, dir.path(), 3, 20), &mut Vec::new());
     assert_eq!(exit_code(&summary), 3);
-    let CaseStatus::Fault { trace, .. } = &summary.case_reports[0].status else { panic!() };
+    let CaseStatus::Fault { trace, .. } = &summary.case_reports[0].status else {
+        panic!()
+    };
     let t = runner::trace::read(trace).unwrap();
     assert!(!t.lines.is_empty(), "the steps before the death are saved");
 }
@@ -55,12 +59,18 @@ fn a_5xx_is_a_target_fault() {
 
 #[test]
 fn json_that_is_not_an_envelope_is_a_target_fault() {
-    assert_fault(&fake_target(Misbehave::NotEnvelope, 2), "malformed envelope");
+    assert_fault(
+        &fake_target(Misbehave::NotEnvelope, 2),
+        "malformed envelope",
+    );
 }
 
 #[test]
 fn a_non_loopback_target_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let summary = run(&common::config("http://192.0.2.1:8001", dir.path(), 1, 5), &mut Vec::new());
+    let summary = run(
+        &common::config("http://192.0.2.1:8001", dir.path(), 1, 5),
+        &mut Vec::new(),
+    );
     assert_eq!(exit_code(&summary), 3);
 }

@@ -42,7 +42,11 @@ fn profile(t: &TargetArgs, header_retry: Option<u64>) -> Result<Profile, String>
         Some(path) => Profile::load(path)?,
         None => Profile::default(),
     };
-    if let Some(r) = t.retry_timeout.or(if t.profile.is_none() { header_retry } else { None }) {
+    if let Some(r) = t.retry_timeout.or(if t.profile.is_none() {
+        header_retry
+    } else {
+        None
+    }) {
         p.retry_timeout = r;
     }
     Ok(p)
@@ -53,8 +57,11 @@ fn target_url(t: &TargetArgs, p: &Profile) -> Result<(String, Option<ServerHandl
     match &t.target {
         Some(url) => Ok((url.clone(), None)),
         None => {
-            let h = serve::spawn(ServeOptions { retry_timeout: p.retry_timeout, ..ServeOptions::default() })
-                .map_err(|e| format!("could not start the embedded reference server: {e}"))?;
+            let h = serve::spawn(ServeOptions {
+                retry_timeout: p.retry_timeout,
+                ..ServeOptions::default()
+            })
+            .map_err(|e| format!("could not start the embedded reference server: {e}"))?;
             Ok((h.url(), Some(h)))
         }
     }
@@ -67,7 +74,13 @@ fn serve_cmd(a: ServeArgs) -> i32 {
         }
         return OK;
     }
-    let opts = ServeOptions { port: a.port, bind: a.bind, retry_timeout: a.retry_timeout, materialize: a.materialize, mutant: a.mutant };
+    let opts = ServeOptions {
+        port: a.port,
+        bind: a.bind,
+        retry_timeout: a.retry_timeout,
+        materialize: a.materialize,
+        mutant: a.mutant,
+    };
     match serve::run_blocking(opts) {
         Ok(()) => OK,
         Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => fail(BAD_INPUT, e),
@@ -85,7 +98,10 @@ fn run_cmd(a: RunArgs) -> i32 {
         Err(e) => return fail(TARGET_FAULT, e),
     };
     let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
     });
     let cfg = RunConfig {
         target: url,
@@ -122,8 +138,19 @@ fn run_cmd(a: RunArgs) -> i32 {
     let summary = run::run(&cfg, &mut out);
     run::print_summary(&summary, &mut out);
     if summary.divergences + summary.faults > 0 {
-        let _ = writeln!(out, "reproduce the run: {} run --seed {} --cases {} --steps {}{}", run::program(), cfg.seed, cfg.cases, cfg.steps,
-            if cfg.embedded { String::new() } else { format!(" --target {}", cfg.target) });
+        let _ = writeln!(
+            out,
+            "reproduce the run: {} run --seed {} --cases {} --steps {}{}",
+            run::program(),
+            cfg.seed,
+            cfg.cases,
+            cfg.steps,
+            if cfg.embedded {
+                String::new()
+            } else {
+                format!(" --target {}", cfg.target)
+            }
+        );
     }
     write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
     run::exit_code(&summary)
@@ -148,7 +175,12 @@ fn read_trace(path: &Path) -> Result<trace::Trace, i32> {
 }
 
 fn check_state(t: &TargetArgs, header: &trace::Header) -> bool {
-    !t.no_state && header.options.get("checkState").and_then(serde_json::Value::as_bool).unwrap_or(true)
+    !t.no_state
+        && header
+            .options
+            .get("checkState")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(true)
 }
 
 fn replay_cmd(a: ReplayArgs) -> i32 {
@@ -169,19 +201,39 @@ fn replay_cmd(a: ReplayArgs) -> i32 {
         Err(e) => return fail(BAD_INPUT, e),
     };
     let mut checker = Checker::new(p);
-    let ex = execute(&mut target, &mut checker, &t.steps(), ExecOptions { check_state: check_state(&a.target, &t.header) });
-    println!("replay {} ({} steps) against {url}", a.file.display(), t.lines.len());
+    let ex = execute(
+        &mut target,
+        &mut checker,
+        &t.steps(),
+        ExecOptions {
+            check_state: check_state(&a.target, &t.header),
+        },
+    );
+    println!(
+        "replay {} ({} steps) against {url}",
+        a.file.display(),
+        t.lines.len()
+    );
     if let Some(e) = ex.fault {
         return fail(TARGET_FAULT, format!("{e} (at step {})", ex.lines.len()));
     }
     match ex.divergence {
         Some((i, d)) => {
-            println!("DIVERGENCE at step {} of {}: {}", i + 1, t.lines.len(), d.class);
+            println!(
+                "DIVERGENCE at step {} of {}: {}",
+                i + 1,
+                t.lines.len(),
+                d.class
+            );
             print!("{}", runner::render::divergence(&ex.lines[i], &d));
             DIVERGED
         }
         None => {
-            println!("no divergence: {} steps, {} explained by latitude", ex.lines.len(), ex.latitude);
+            println!(
+                "no divergence: {} steps, {} explained by latitude",
+                ex.lines.len(),
+                ex.latitude
+            );
             OK
         }
     }
@@ -206,44 +258,99 @@ fn shrink_cmd(a: ShrinkArgs) -> i32 {
     };
     let state = check_state(&a.target, &t.header);
     let mut checker = Checker::new(p.clone());
-    let first = execute(&mut target, &mut checker, &t.steps(), ExecOptions { check_state: state });
+    let first = execute(
+        &mut target,
+        &mut checker,
+        &t.steps(),
+        ExecOptions { check_state: state },
+    );
     if let Some(e) = first.fault {
         return fail(TARGET_FAULT, e);
     }
     let Some((_, d)) = first.divergence else {
-        println!("{} does not diverge against {url}: nothing to shrink", a.file.display());
+        println!(
+            "{} does not diverge against {url}: nothing to shrink",
+            a.file.display()
+        );
         return OK;
     };
-    println!("shrinking {} ({} steps, {}) against {url}", a.file.display(), t.lines.len(), d.class);
+    println!(
+        "shrinking {} ({} steps, {}) against {url}",
+        a.file.display(),
+        t.lines.len(),
+        d.class
+    );
     let mut out = std::io::stdout();
-    let opts = ShrinkOptions { check_state: state, time: Duration::from_secs(a.shrink_time), verbose: false };
+    let opts = ShrinkOptions {
+        check_state: state,
+        time: Duration::from_secs(a.shrink_time),
+        verbose: false,
+    };
     let r = shrink(&mut target, &p, &t.steps(), &d.class, &opts, &mut out);
     let Some(best) = r.best else {
         return fail(TARGET_FAULT, "the trace stopped diverging the same way while shrinking (is the target deterministic?)");
     };
     let path = a.out.unwrap_or_else(|| shrunk_path(&a.file));
     let mut h = t.header.clone();
-    h.options.insert("shrunkFrom".into(), serde_json::json!(a.file.display().to_string()));
-    if let Err(e) = trace::write(&path, &trace::Trace { header: h, lines: best.lines.clone() }) {
+    h.options.insert(
+        "shrunkFrom".into(),
+        serde_json::json!(a.file.display().to_string()),
+    );
+    if let Err(e) = trace::write(
+        &path,
+        &trace::Trace {
+            header: h,
+            lines: best.lines.clone(),
+        },
+    ) {
         return fail(BAD_INPUT, format!("cannot write {}: {e}", path.display()));
     }
-    println!("shrunk {} → {} steps in {:.1}s ({} candidates{}): {}", t.lines.len(), best.lines.len(), r.elapsed.as_secs_f64(), r.tried,
-        if r.timed_out { ", time budget reached" } else { "" }, path.display());
+    println!(
+        "shrunk {} → {} steps in {:.1}s ({} candidates{}): {}",
+        t.lines.len(),
+        best.lines.len(),
+        r.elapsed.as_secs_f64(),
+        r.tried,
+        if r.timed_out {
+            ", time budget reached"
+        } else {
+            ""
+        },
+        path.display()
+    );
     if let Some((i, d)) = &best.divergence {
         print!("{}", runner::render::divergence(&best.lines[*i], d));
     }
-    let target_flag = a.target.target.as_ref().map(|u| format!(" --target {u}")).unwrap_or_default();
-    println!("replay: {} replay {}{target_flag}", run::program(), path.display());
+    let target_flag = a
+        .target
+        .target
+        .as_ref()
+        .map(|u| format!(" --target {u}"))
+        .unwrap_or_default();
+    println!(
+        "replay: {} replay {}{target_flag}",
+        run::program(),
+        path.display()
+    );
     DIVERGED
 }
 
 fn shrunk_path(original: &Path) -> PathBuf {
-    let stem = original.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = original
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     original.with_file_name(format!("{stem}.shrunk.ndjson"))
 }
 
 fn golden_cmd(a: GoldenArgs) -> i32 {
-    let opts = golden::GoldenOptions { seed: a.seed, count: a.count, steps: a.steps, with_state: a.with_state, retry_timeout: a.retry_timeout };
+    let opts = golden::GoldenOptions {
+        seed: a.seed,
+        count: a.count,
+        steps: a.steps,
+        with_state: a.with_state,
+        retry_timeout: a.retry_timeout,
+    };
     let files = golden::build(&opts);
     if let Err(e) = golden::write(&a.out, &files, a.bless) {
         return fail(BAD_INPUT, format!("cannot write {}: {e}", a.out.display()));
@@ -252,10 +359,24 @@ fn golden_cmd(a: GoldenArgs) -> i32 {
     let (hit, missed) = golden::coverage(&traces);
     let reachable = model::branch::ALL.iter().filter(|b| b.reachable()).count();
     let steps: usize = traces.iter().map(|t| t.lines.len()).sum();
-    println!("wrote {} golden files ({steps} steps) to {}", files.len(), a.out.display());
-    println!("branch coverage: {}/{reachable} reachable", hit.iter().filter(|b| b.reachable()).count());
+    println!(
+        "wrote {} golden files ({steps} steps) to {}",
+        files.len(),
+        a.out.display()
+    );
+    println!(
+        "branch coverage: {}/{reachable} reachable",
+        hit.iter().filter(|b| b.reachable()).count()
+    );
     if !missed.is_empty() {
-        println!("missed: {}", missed.iter().map(|b| b.name()).collect::<Vec<_>>().join(", "));
+        println!(
+            "missed: {}",
+            missed
+                .iter()
+                .map(|b| b.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     OK
 }
@@ -267,7 +388,12 @@ fn check_cmd(a: CheckArgs) -> i32 {
     };
     let files = match verify::golden_files(&a.path) {
         Ok(f) if !f.is_empty() => f,
-        Ok(_) => return fail(BAD_INPUT, format!("no .ndjson files in {}", a.path.display())),
+        Ok(_) => {
+            return fail(
+                BAD_INPUT,
+                format!("no .ndjson files in {}", a.path.display()),
+            )
+        }
         Err(e) => return fail(BAD_INPUT, format!("{}: {e}", a.path.display())),
     };
     let (url, _embedded) = match target_url(&a.target, &p) {
@@ -278,7 +404,12 @@ fn check_cmd(a: CheckArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return fail(BAD_INPUT, e),
     };
-    println!("conform {} check {} ({} files) against {url}", env!("CARGO_PKG_VERSION"), a.path.display(), files.len());
+    println!(
+        "conform {} check {} ({} files) against {url}",
+        env!("CARGO_PKG_VERSION"),
+        a.path.display(),
+        files.len()
+    );
     let started = std::time::Instant::now();
     let mut out = std::io::stdout();
     let reports = match verify::check_all(&mut target, &files, &p, &mut out) {
@@ -302,11 +433,23 @@ fn check_cmd(a: CheckArgs) -> i32 {
         coverage_missed: Vec::new(),
         latitude: 0,
         skipped_components: Vec::new(),
-        divergences: reports.iter().filter(|r| matches!(r.status, CaseStatus::Diverged { .. })).count(),
-        faults: reports.iter().filter(|r| matches!(r.status, CaseStatus::Fault { .. })).count(),
+        divergences: reports
+            .iter()
+            .filter(|r| matches!(r.status, CaseStatus::Diverged { .. }))
+            .count(),
+        faults: reports
+            .iter()
+            .filter(|r| matches!(r.status, CaseStatus::Fault { .. }))
+            .count(),
         case_reports: reports,
     };
-    println!("{} files, {} passed, {} failed, {} target faults", summary.cases, summary.cases - summary.divergences - summary.faults, summary.divergences, summary.faults);
+    println!(
+        "{} files, {} passed, {} failed, {} target faults",
+        summary.cases,
+        summary.cases - summary.divergences - summary.faults,
+        summary.divergences,
+        summary.faults
+    );
     write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
     run::exit_code(&summary)
 }

@@ -111,20 +111,33 @@ impl Shrinker<'_> {
         if self.expired() {
             return false;
         }
-        let candidate = repair(&candidate, self.checker.profile.retry_timeout, &self.best_steps);
+        let candidate = repair(
+            &candidate,
+            self.checker.profile.retry_timeout,
+            &self.best_steps,
+        );
         let (new, old) = (size(&candidate), size(&self.best_steps));
         let smaller = new < old || (same_size_ok && new == old && candidate != self.best_steps);
         if candidate.is_empty() || !smaller {
             return false;
         }
         self.tried += 1;
-        let ex = execute(self.target, &mut self.checker, &candidate, ExecOptions { check_state: self.opts.check_state });
+        let ex = execute(
+            self.target,
+            &mut self.checker,
+            &candidate,
+            ExecOptions {
+                check_state: self.opts.check_state,
+            },
+        );
         if ex.fault.is_some() {
             // A fault while shrinking ends the search with the best so far.
             self.deadline = Instant::now();
             return false;
         }
-        let Some((at, d)) = &ex.divergence else { return false };
+        let Some((at, d)) = &ex.divergence else {
+            return false;
+        };
         if &d.class != self.class {
             return false;
         }
@@ -133,7 +146,12 @@ impl Shrinker<'_> {
         self.best = ex;
         if self.opts.verbose || self.last_report.elapsed() > Duration::from_secs(2) {
             self.last_report = Instant::now();
-            let _ = writeln!(self.out, "  shrinking: {} candidates tried, {} steps", self.tried, self.best_steps.len());
+            let _ = writeln!(
+                self.out,
+                "  shrinking: {} candidates tried, {} steps",
+                self.tried,
+                self.best_steps.len()
+            );
         }
         true
     }
@@ -150,12 +168,32 @@ pub fn shrink(
 ) -> ShrinkResult {
     let started = Instant::now();
     let mut checker = Checker::new(profile.clone());
-    let first = execute(target, &mut checker, steps, ExecOptions { check_state: opts.check_state });
-    let original_ok = first.fault.is_none() && first.divergence.as_ref().is_some_and(|(_, d)| &d.class == class);
+    let first = execute(
+        target,
+        &mut checker,
+        steps,
+        ExecOptions {
+            check_state: opts.check_state,
+        },
+    );
+    let original_ok = first.fault.is_none()
+        && first
+            .divergence
+            .as_ref()
+            .is_some_and(|(_, d)| &d.class == class);
     if !original_ok {
-        return ShrinkResult { best: None, tried: 1, elapsed: started.elapsed(), timed_out: false };
+        return ShrinkResult {
+            best: None,
+            tried: 1,
+            elapsed: started.elapsed(),
+            timed_out: false,
+        };
     }
-    let at = first.divergence.as_ref().map(|(i, _)| *i).unwrap_or(steps.len() - 1);
+    let at = first
+        .divergence
+        .as_ref()
+        .map(|(i, _)| *i)
+        .unwrap_or(steps.len() - 1);
     let mut s = Shrinker {
         target,
         checker,
@@ -180,5 +218,10 @@ pub fn shrink(
         }
     }
     let timed_out = s.expired();
-    ShrinkResult { best: Some(s.best), tried: s.tried, elapsed: started.elapsed(), timed_out }
+    ShrinkResult {
+        best: Some(s.best),
+        tried: s.tried,
+        elapsed: started.elapsed(),
+        timed_out,
+    }
 }

@@ -86,7 +86,9 @@ pub(super) fn values(s: &mut Shrinker) {
 }
 
 fn simplifications(step: &Step) -> Vec<Step> {
-    let Op::Request(r) = &step.op else { return Vec::new() };
+    let Op::Request(r) = &step.op else {
+        return Vec::new();
+    };
     let mut out: Vec<Request> = Vec::new();
     let mut push = |f: &dyn Fn(&mut Request)| {
         let mut c = r.clone();
@@ -102,7 +104,10 @@ fn simplifications(step: &Step) -> Vec<Step> {
     });
     let tag_keys: Vec<String> = {
         let mut c = r.clone();
-        tags_mut(&mut c).into_iter().flat_map(|t| t.keys().cloned().collect::<Vec<_>>()).collect()
+        tags_mut(&mut c)
+            .into_iter()
+            .flat_map(|t| t.keys().cloned().collect::<Vec<_>>())
+            .collect()
     };
     for k in tag_keys {
         push(&|c| {
@@ -132,7 +137,12 @@ fn simplifications(step: &Step) -> Vec<Step> {
         }
         _ => {}
     }
-    out.into_iter().map(|r| Step { now: step.now, op: Op::Request(r) }).collect()
+    out.into_iter()
+        .map(|r| Step {
+            now: step.now,
+            op: Op::Request(r),
+        })
+        .collect()
 }
 
 /// Rename ids to `a`, `a.1`, `b`, … (origins by first appearance,

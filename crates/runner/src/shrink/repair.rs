@@ -18,7 +18,11 @@ pub(crate) fn versions_mut(req: &mut Request) -> Vec<(&str, &mut u64)> {
         Request::TaskSuspend(r) => vec![(r.id.as_str(), &mut r.version)],
         Request::TaskFulfill(r) => vec![(r.id.as_str(), &mut r.version)],
         Request::TaskRelease(r) => vec![(r.id.as_str(), &mut r.version)],
-        Request::TaskHeartbeat(r) => r.tasks.iter_mut().map(|t| (t.id.as_str(), &mut t.version)).collect(),
+        Request::TaskHeartbeat(r) => r
+            .tasks
+            .iter_mut()
+            .map(|t| (t.id.as_str(), &mut t.version))
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -26,7 +30,9 @@ pub(crate) fn versions_mut(req: &mut Request) -> Vec<(&str, &mut u64)> {
 /// A step's identity with its versions blanked, so a re-pointed step is
 /// still recognised.
 fn key(step: &Step) -> Option<String> {
-    let Op::Request(r) = &step.op else { return None };
+    let Op::Request(r) = &step.op else {
+        return None;
+    };
     let mut r = r.clone();
     for (_, v) in versions_mut(&mut r) {
         *v = 0;
@@ -45,8 +51,10 @@ fn intents(reference: &[Step], retry_timeout: u64) -> HashMap<String, Vec<Option
     for step in reference {
         if let (Op::Request(r), Some(k)) = (&step.op, key(step)) {
             let mut r = r.clone();
-            let deltas =
-                versions_mut(&mut r).into_iter().map(|(id, v)| current(&m, id).map(|c| *v as i64 - c)).collect();
+            let deltas = versions_mut(&mut r)
+                .into_iter()
+                .map(|(id, v)| current(&m, id).map(|c| *v as i64 - c))
+                .collect();
             out.entry(k).or_insert(deltas);
         }
         gen::apply(&mut m, step);
@@ -67,7 +75,9 @@ pub fn repair(candidate: &[Step], retry_timeout: u64, reference: &[Step]) -> Vec
         if step.now < last_now {
             continue;
         }
-        if let (Some(deltas), Op::Request(r)) = (key(&step).and_then(|k| intents.get(&k)), &mut step.op) {
+        if let (Some(deltas), Op::Request(r)) =
+            (key(&step).and_then(|k| intents.get(&k)), &mut step.op)
+        {
             for ((id, v), delta) in versions_mut(r).into_iter().zip(deltas) {
                 if let (Some(c), Some(d)) = (current(&m, id), delta) {
                     *v = (c + d).max(0) as u64;

@@ -79,12 +79,23 @@ fn proxy(upstream: Option<String>, mode: Misbehave, after: usize) -> String {
 
 fn forward(upstream: &str, body: &[u8]) -> (u16, String) {
     let client = reqwest::blocking::Client::new();
-    let r = client.post(format!("{upstream}/")).body(body.to_vec()).header("content-type", "application/json").send().expect("upstream");
+    let r = client
+        .post(format!("{upstream}/"))
+        .body(body.to_vec())
+        .header("content-type", "application/json")
+        .send()
+        .expect("upstream");
     let status = r.status().as_u16();
     (status, r.text().unwrap_or_default())
 }
 
-fn serve_conn(mut conn: TcpStream, upstream: Option<&str>, mode: Misbehave, after: usize, count: &AtomicUsize) -> bool {
+fn serve_conn(
+    mut conn: TcpStream,
+    upstream: Option<&str>,
+    mode: Misbehave,
+    after: usize,
+    count: &AtomicUsize,
+) -> bool {
     let mut reader = BufReader::new(conn.try_clone().expect("clone"));
     loop {
         let mut len = 0usize;
@@ -109,7 +120,9 @@ fn serve_conn(mut conn: TcpStream, upstream: Option<&str>, mode: Misbehave, afte
         let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         let kind = req["kind"].as_str().unwrap_or("").to_string();
         let n = count.fetch_add(1, Ordering::SeqCst);
-        let (status, text) = if let (Some(up), true) = (upstream, kind.starts_with("debug.") || n < after) {
+        let (status, text) = if let (Some(up), true) =
+            (upstream, kind.starts_with("debug.") || n < after)
+        {
             forward(up, &body)
         } else if kind.starts_with("debug.") || n < after {
             (200, serde_json::json!({"kind": kind, "head": {"corrId": "x", "status": 200, "version": "2026-04-01"}, "data": {}}).to_string())

@@ -1,0 +1,121 @@
+//! The `conform` binary: exit codes, the messages a user sees for bad
+//! input, and the files it writes.
+
+use std::process::Command;
+
+fn conform() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_conform"))
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let o = cmd.output().expect("conform runs");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let (code, _, err) = run(conform().args(["run", "--cases", "many"]));
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_malformed_trace_exits_2_naming_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.ndjson");
+    std::fs::write(
+        &f,
+        "{\"kind\":\"promise.get\",\"now\":1,\"req\":{\"id\":\"a\"}}\n{\"kind\": oops}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(conform().arg("replay").arg(&f));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad.ndjson:2:"), "{err}");
+}
+
+#[test]
+fn a_trace_with_a_bad_request_names_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.ndjson");
+    std::fs::write(&f, "{\"kind\":\"task.acquire\",\"now\":1,\"req\":{\"id\":\"a\",\"version\":\"x\",\"pid\":\"p\",\"ttl\":1}}\n").unwrap();
+    let (code, _, err) = run(conform().arg("replay").arg(&f));
+    assert_eq!(code, 2);
+    assert!(err.contains("version"), "{err}");
+}
+
+#[test]
+fn an_unreachable_target_exits_3() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, _) = run(conform()
+        .args([
+            "run",
+            "--cases",
+            "1",
+            "--steps",
+            "5",
+            "--no-progress",
+            "--target",
+            &url,
+        ])
+        .arg("--out-dir")
+        .arg(dir.path()));
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("TARGET FAULT"), "{out}");
+}
+
+#[test]
+fn a_clean_run_against_the_embedded_server_exits_0_and_writes_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let (junit, report) = (dir.path().join("j.xml"), dir.path().join("r.json"));
+    let (code, out, err) = run(conform()
+        .args([
+            "run",
+            "--seed",
+            "3",
+            "--cases",
+            "3",
+            "--steps",
+            "30",
+            "--no-progress",
+        ])
+        .arg("--junit")
+        .arg(&junit)
+        .arg("--report")
+        .arg(&report));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("seed 3"), "the seed is printed first: {out}");
+    assert!(out.contains("branch coverage"), "{out}");
+    let x = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(x.matches("<testcase").count(), 3, "{x}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["cases"], 3);
+    assert_eq!(r["divergences"], 0);
+}
+
+#[test]
+fn export_writes_the_spec_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../traces/golden/task.acquire.ndjson");
+    let out = dir.path().join("spec.ndjson");
+    let (code, _, err) = run(conform()
+        .arg("export")
+        .arg(&golden)
+        .args(["--format", "spec", "--out"])
+        .arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["kind", "now", "req", "res"]);
+        assert_ne!(v["kind"], "debug.tick");
+    }
+}

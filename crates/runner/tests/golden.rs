@@ -1,0 +1,106 @@
+//! The checked-in golden corpus (`traces/golden/`): the model still gives
+//! every recorded answer (so a model change is a reviewed diff: regenerate
+//! with `conform golden --with-state --bless`), the corpus covers every
+//! reachable branch, the reference server passes `check`, and a planted bug
+//! fails it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use runner::golden::{coverage, model_differences};
+use runner::profile::Profile;
+use runner::serve::{spawn, ServeOptions};
+use runner::target::Target;
+use runner::trace::{self, Trace};
+use runner::verify::{check_all, golden_files};
+
+fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces/golden")
+}
+
+fn corpus() -> Vec<(PathBuf, Trace)> {
+    let files = golden_files(&corpus_dir()).expect("traces/golden exists");
+    assert!(!files.is_empty(), "no golden files");
+    files
+        .into_iter()
+        .map(|f| (f.clone(), trace::read(&f).expect("golden file parses")))
+        .collect()
+}
+
+#[test]
+fn the_model_still_gives_every_recorded_answer() {
+    let mut failures = Vec::new();
+    for (f, t) in corpus() {
+        for (line, what) in model_differences(&t) {
+            failures.push(format!("{}:{line}: {what}", f.display()));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "the model's answers differ from the golden corpus; if the change is intended, \
+         run `conform golden --with-state --bless` and review the diff:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn the_corpus_covers_every_reachable_branch() {
+    let traces: Vec<Trace> = corpus().into_iter().map(|(_, t)| t).collect();
+    let (_, missed) = coverage(&traces);
+    assert!(missed.is_empty(), "missed: {missed:?}");
+}
+
+#[test]
+fn the_corpus_is_small_and_one_file_per_handler_group() {
+    let total: u64 = corpus()
+        .iter()
+        .map(|(f, _)| std::fs::metadata(f).unwrap().len())
+        .sum();
+    assert!(total < 512 * 1024, "golden corpus is {total} bytes");
+    for (f, t) in corpus() {
+        let group = t.header.options["group"].as_str().unwrap().to_string();
+        assert_eq!(f.file_stem().unwrap().to_string_lossy(), group);
+    }
+}
+
+fn check(opts: ServeOptions) -> (usize, usize) {
+    let s = spawn(opts).unwrap();
+    let mut target = Target::new(&s.url(), Duration::from_secs(2)).unwrap();
+    let files = golden_files(&corpus_dir()).unwrap();
+    let reports = check_all(&mut target, &files, &Profile::default(), &mut Vec::new()).unwrap();
+    let failed = reports
+        .iter()
+        .filter(|r| r.status != runner::report::CaseStatus::Pass)
+        .count();
+    (reports.len(), failed)
+}
+
+#[test]
+fn the_reference_server_passes_the_corpus() {
+    let (n, failed) = check(ServeOptions::default());
+    assert_eq!(failed, 0, "{failed} of {n} golden files failed");
+}
+
+#[test]
+fn a_materialising_server_passes_the_corpus_through_latitude() {
+    let (_, failed) = check(ServeOptions {
+        materialize: true,
+        ..ServeOptions::default()
+    });
+    assert_eq!(failed, 0);
+}
+
+#[test]
+fn planted_bugs_fail_the_corpus() {
+    for mutant in [
+        "release-bumps-version",
+        "halt-not-idempotent",
+        "suspend-no-300",
+    ] {
+        let (_, failed) = check(ServeOptions {
+            mutant: Some(mutant.into()),
+            ..ServeOptions::default()
+        });
+        assert!(failed > 0, "{mutant} passed the golden corpus");
+    }
+}
