@@ -56,7 +56,9 @@ pub(crate) fn advance(m: &Machine, now: Time, rng: &mut TestRng) -> Time {
         72..=79 => ahead.first().map_or(small, |&t| t + rng.below(50)),
         // Just before the nearest deadline: the boundary where `<` and `≤`
         // part ways, and where a server that fires early shows it.
-        80..=85 => ahead.first().map_or(small, |&t| t.saturating_sub(1 + rng.below(20)).max(now)),
+        80..=85 => ahead
+            .first()
+            .map_or(small, |&t| t.saturating_sub(1 + rng.below(20)).max(now)),
         // Past a random deadline, firing (or projecting) several at once.
         86..=94 => rng.pick(&ahead).map_or(small, |&t| t + rng.below(1_000)),
         // Seconds to a minute: crons and short leases come due.

@@ -42,7 +42,10 @@ fn every_reachable_branch_is_taken() {
         .filter(|b| total.hit.contains(b))
         .map(|b| b.name())
         .collect();
-    assert!(unreachable.is_empty(), "branches marked unreachable were taken: {unreachable:?}");
+    assert!(
+        unreachable.is_empty(),
+        "branches marked unreachable were taken: {unreachable:?}"
+    );
 }
 
 #[test]
