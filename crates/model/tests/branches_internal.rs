@@ -140,7 +140,8 @@ fn resume__suspended_no_promise() {
 
 #[test]
 fn resume__suspended_no_target() {
-    // An empty `resonate:target` (the wire may refuse one; the Lean does not).
+    // An empty `resonate:target`: the wire refuses it as an address (400),
+    // the Lean does not.
     let empty = tags(&[(TARGET, "")]);
     let mut m = setup(&[
         (1000, task_create("p1", 30_000, "a", 100_000, empty)),
@@ -261,8 +262,8 @@ fn resume__buffered() {
 
 #[test]
 fn resume__already_buffered() {
-    // A promise settles twice only through a settle to `pending` (the Lean
-    // allows the state; the wire may not): `b` resumes `a`, is registered
+    // A promise settles twice only through a settle to `pending`, which the
+    // Lean allows and the wire refuses (400): `b` resumes `a`, is registered
     // again, then settles for good, finding `b` already buffered.
     let mut m = setup(&[
         (1000, promise_create("a", 100_000, target())),
@@ -295,8 +296,9 @@ fn resume__already_buffered() {
 
 #[test]
 fn resume__fulfilled_ignored() {
-    // A task awaiting its own promise: settling it fulfills the task before
-    // the cascade reaches the callback.
+    // A task awaiting its own promise (the Lean allows it, the wire refuses
+    // it with 400): settling it fulfills the task before the cascade reaches
+    // the callback.
     let mut m = setup(&[
         (1000, task_create("p1", 30_000, "a", 100_000, target())),
         (1000, suspend("a", 1, &["a"])),
