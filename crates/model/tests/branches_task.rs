@@ -107,8 +107,9 @@ fn task_get__projected_fulfilled_200() {
 #[test]
 fn task_create__new_acquired_200() {
     let mut m = Machine::default();
-    // No target: the promise timeout is armed all the same (unlike
-    // `promise.create`), and no execute is sent.
+    // No target (the wire requires one here, the Lean does not): the promise
+    // timeout is armed all the same (unlike `promise.create`), and no
+    // execute is sent.
     let a = pending("a", 100_000, 1000, plain());
     assert_eq!(
         m.apply(&task_create("p1", 30_000, "a", 100_000, plain()), 1000),
