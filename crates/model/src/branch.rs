@@ -211,11 +211,12 @@ pub const UNREACHABLE: &[Branch] = &[
     RESUME_NO_TASK,
     RESUME_SUSPENDED_NO_PROMISE,
     RESUME_SUSPENDED_NO_TARGET,
-    // A promise settles once and its callbacks are deduplicated, so the same
-    // awaited id never reaches an awaiter's resumes twice.
+    // Needs the same awaited id enqueued twice to one awaiter, which takes a
+    // settle to state `pending` (the Lean allows it; the wire accepts only
+    // resolved, rejected and rejected_canceled).
     RESUME_ALREADY_BUFFERED,
-    // An awaiter registers only while its promise is live, and the settlement
-    // that fulfills its task scrubs it from every pending promise's callbacks.
+    // Needs a fulfilled task still registered as an awaiter, which takes a
+    // task awaiting its own promise (the wire rejects awaited = task id).
     RESUME_FULFILLED_IGNORED,
     PROMISE_TIMEOUT_NO_PROMISE,
     PROMISE_TIMEOUT_NOT_PENDING,

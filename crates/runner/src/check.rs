@@ -26,6 +26,7 @@ use model::view::StateView;
 
 use crate::compare::{diff_state, differing_paths, normalize_response, StateDiff};
 use crate::profile::Profile;
+use crate::snapshot::Snap;
 
 /// At most this many schedules are tried for one step.
 const MAX_ATTEMPTS: usize = 512;
@@ -122,7 +123,7 @@ impl Checker {
 
     /// Check one step: `res` is the target's response envelope (ignored for
     /// ticks), `snap` its snapshot after the step when state is compared.
-    pub fn check(&mut self, step: &Step, res: Option<&Value>, snap: Option<&Value>) -> Checked {
+    pub fn check(&mut self, step: &Step, res: Option<&Value>, snap: Option<&Snap>) -> Checked {
         let mark = self.model.state.checkpoint();
         let plain = self.attempt(step, &[], res, snap);
         if plain.fits() {
@@ -202,7 +203,7 @@ impl Checker {
         step: &Step,
         pre: &[Timer],
         res: Option<&Value>,
-        snap: Option<&Value>,
+        snap: Option<&Snap>,
     ) -> Attempt {
         self.model.clear_hits();
         let expect = match &step.op {
@@ -244,10 +245,17 @@ impl Checker {
         }
     }
 
-    fn state_diff(&mut self, snap: Option<&Value>) -> Vec<StateDiff> {
+    fn state_diff(&mut self, snap: Option<&Snap>) -> Vec<StateDiff> {
         let Some(snap) = snap else { return Vec::new() };
-        let view = serde_json::to_value(StateView::of(&self.model.state)).expect("view serialises");
-        diff_state(&view, snap, &self.profile, &mut self.skipped)
+        let view = StateView::of(&self.model.state);
+        if self.profile.ignore_state_fields.is_empty() {
+            if let Some(Ok(missing)) = snap.agrees(&view, &self.profile.skip_components) {
+                self.skipped.extend(missing.into_iter().map(str::to_string));
+                return Vec::new();
+            }
+        }
+        let view = serde_json::to_value(view).expect("view serialises");
+        diff_state(&view, snap.json(), &self.profile, &mut self.skipped)
     }
 }
 

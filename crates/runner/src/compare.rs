@@ -260,3 +260,66 @@ pub fn diff_state(
     }
     diffs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn null_absent_and_empty_headers_are_the_same() {
+        let a = json!({"head": {"status": 200}, "data": {"promise": {"id": "a", "settledAt": null, "param": {"headers": {}}}}});
+        let b = json!({"head": {"status": 200}, "data": {"promise": {"id": "a", "param": {}}}});
+        assert_eq!(
+            normalize_response(&a, &Profile::default()),
+            normalize_response(&b, &Profile::default())
+        );
+    }
+
+    #[test]
+    fn error_messages_and_fenced_corr_ids_are_not_compared() {
+        let p = Profile::default();
+        let e1 = json!({"head": {"status": 409}, "data": "conflict"});
+        let e2 = json!({"head": {"status": 409}, "data": "Version mismatch"});
+        assert_eq!(normalize_response(&e1, &p), normalize_response(&e2, &p));
+        let f = |corr: &str, msg: &str| json!({"head": {"status": 200}, "data": {"action": {"kind": "promise.settle", "head": {"corrId": corr, "status": 404}, "data": msg}, "preload": []}});
+        assert_eq!(
+            normalize_response(&f("x", "not found"), &p),
+            normalize_response(&f("y", "Promise not found"), &p)
+        );
+    }
+
+    #[test]
+    fn a_profile_can_ignore_a_response_field() {
+        let p = Profile {
+            ignore_response_fields: vec!["preload".into()],
+            ..Profile::default()
+        };
+        let a = json!({"head": {"status": 200}, "data": {"task": {}, "preload": [{"id": "x"}]}});
+        let b = json!({"head": {"status": 200}, "data": {"task": {}, "preload": []}});
+        assert_eq!(normalize_response(&a, &p), normalize_response(&b, &p));
+        assert_ne!(
+            normalize_response(&a, &Profile::default()),
+            normalize_response(&b, &Profile::default())
+        );
+    }
+
+    #[test]
+    fn states_compare_as_keyed_sets_and_skip_what_the_target_lacks() {
+        let model = json!({"promises": [{"id": "a"}, {"id": "b"}], "resumes": [{"id": "t", "awaited": "a"}]});
+        let target = json!({"promises": [{"id": "b"}, {"id": "a", "state": null}]});
+        let mut skipped = BTreeSet::new();
+        assert!(diff_state(&model, &target, &Profile::default(), &mut skipped).is_empty());
+        assert!(skipped.contains("resumes"));
+        let target = json!({"promises": [{"id": "a"}, {"id": "c"}]});
+        let d = diff_state(&model, &target, &Profile::default(), &mut skipped);
+        let keys: Vec<_> = d.iter().map(|d| (d.key.as_str(), d.class())).collect();
+        assert_eq!(
+            keys,
+            [
+                ("b", "promises:missing".to_string()),
+                ("c", "promises:extra".to_string())
+            ]
+        );
+    }
+}

@@ -8,6 +8,7 @@ use serde_json::Value;
 use gen::{Op, Step};
 
 use crate::check::{Checker, Divergence};
+use crate::snapshot::Snap;
 use crate::target::{Target, TargetError};
 use crate::trace::Line;
 
@@ -87,7 +88,7 @@ fn observe(
     target: &mut Target,
     step: &Step,
     snap: bool,
-) -> Result<(Option<Value>, Option<Value>), TargetError> {
+) -> Result<(Option<Value>, Option<Snap>), TargetError> {
     let res = match &step.op {
         Op::Request(r) => {
             Some(target.call(r.kind(), model::wire::encode_request(r), Some(step.now))?)

@@ -22,6 +22,7 @@ pub mod report;
 pub mod run;
 pub mod serve;
 pub mod shrink;
+pub mod snapshot;
 pub mod target;
 pub mod trace;
 pub mod verify;

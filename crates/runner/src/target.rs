@@ -10,6 +10,8 @@ use serde_json::{json, Value};
 
 use model::wire::PROTOCOL_VERSION;
 
+use crate::snapshot::Snap;
+
 /// Why a target could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetError {
@@ -110,6 +112,12 @@ impl Target {
 
     /// POST a ready-made envelope.
     pub fn post(&mut self, kind: &str, body: &Value) -> Result<Value, TargetError> {
+        let (http, bytes) = self.post_raw(kind, body)?;
+        Self::envelope(kind, http, &bytes)
+    }
+
+    /// POST a ready-made envelope; the HTTP status and the body.
+    fn post_raw(&mut self, kind: &str, body: &Value) -> Result<(u16, Vec<u8>), TargetError> {
         let resp = self
             .client
             .post(format!("{}/", self.url))
@@ -118,7 +126,13 @@ impl Target {
             .map_err(|e| classify(&e, kind))?;
         let http = resp.status().as_u16();
         let bytes = resp.bytes().map_err(|e| classify(&e, kind))?;
-        let env: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        Ok((http, bytes.to_vec()))
+    }
+
+    /// Read and check a response envelope: JSON, a numeric `head.status`
+    /// below 500 (501 is an answer), a `kind` and a `data`.
+    fn envelope(kind: &str, http: u16, bytes: &[u8]) -> Result<Value, TargetError> {
+        let env: Value = serde_json::from_slice(bytes).map_err(|e| {
             let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
             TargetError::Garbage(format!("{kind}: HTTP {http}, {e}: {shown:?}"))
         })?;
@@ -187,10 +201,19 @@ impl Target {
     }
 
     /// `debug.snap`: the target's whole state.
-    pub fn snap(&mut self) -> Result<Value, TargetError> {
-        let env = self.call("debug.snap", json!({}), None)?;
+    pub fn snap(&mut self) -> Result<Snap, TargetError> {
+        self.corr += 1;
+        let head = json!({"corrId": format!("conform-{}", self.corr), "version": PROTOCOL_VERSION});
+        let body = json!({"kind": "debug.snap", "head": head, "data": {}});
+        let (http, bytes) = self.post_raw("debug.snap", &body)?;
+        if http == 200 {
+            if let Ok(snap) = Snap::from_envelope(&bytes) {
+                return Ok(snap);
+            }
+        }
+        let env = Self::envelope("debug.snap", http, &bytes)?;
         match (envelope_status(&env), env.get("data")) {
-            (Some(200), Some(data)) if data.is_object() => Ok(data.clone()),
+            (Some(200), Some(data)) if data.is_object() => Ok(Snap::from_json(data.clone())),
             (s, _) => Err(TargetError::BadEnvelope(format!(
                 "debug.snap answered {s:?}: {}",
                 truncate(&env)

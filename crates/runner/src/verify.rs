@@ -72,7 +72,7 @@ pub fn check_trace(
             };
             let state_ok = match (&line.state, &snap) {
                 (Some(want), Some(got)) => {
-                    diff_state(want, got, profile, &mut checker.skipped).is_empty()
+                    diff_state(want, got.json(), profile, &mut checker.skipped).is_empty()
                 }
                 _ => true,
             };

@@ -1,0 +1,101 @@
+//! What the harness costs a target: steps per second of the runner against
+//! `conform serve`, responses only and with the state diff, next to a bare
+//! keep-alive client sending the very same requests (and, for the state
+//! mode, the same `debug.snap` calls). Prints the figures and the ratios.
+//!
+//! `cargo bench -p resonate-runner --bench overhead`
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use gen::{GenConfig, Op, Step};
+use runner::check::Checker;
+use runner::exec::{execute, ExecOptions};
+use runner::profile::Profile;
+use runner::serve::{spawn, ServeOptions};
+use runner::target::Target;
+
+const CASES: u64 = 30;
+const STEPS: usize = 100;
+const ROUNDS: usize = 3;
+
+fn traces() -> Vec<Vec<Step>> {
+    let cfg = GenConfig {
+        steps: STEPS,
+        ..GenConfig::default()
+    };
+    (0..CASES)
+        .map(|i| gen::generate(runner::run::case_seed(42, i), &cfg))
+        .collect()
+}
+
+/// The same traffic with no model, no comparison, no trace keeping.
+fn bare(url: &str, traces: &[Vec<Step>], snap: bool) -> Duration {
+    let client = reqwest::blocking::Client::builder()
+        .tcp_nodelay(true)
+        .build()
+        .unwrap();
+    let post = |kind: &str, data: serde_json::Value, now: Option<u64>| {
+        let mut head = json!({"corrId": "b", "version": "2026-04-01"});
+        if let Some(t) = now {
+            head["resonate:debug_time"] = json!(t);
+        }
+        let body = json!({"kind": kind, "head": head, "data": data});
+        let r = client.post(format!("{url}/")).json(&body).send().unwrap();
+        let _: serde_json::Value = r.json().unwrap();
+    };
+    let started = Instant::now();
+    for t in traces {
+        post("debug.start", json!({}), None);
+        post("debug.reset", json!({}), None);
+        for s in t {
+            match &s.op {
+                Op::Request(r) => post(r.kind(), model::wire::encode_request(r), Some(s.now)),
+                Op::Tick => post("debug.tick", json!({"time": s.now}), Some(s.now)),
+            }
+            if snap {
+                post("debug.snap", json!({}), None);
+            }
+        }
+    }
+    started.elapsed()
+}
+
+fn harness(url: &str, traces: &[Vec<Step>], check_state: bool) -> Duration {
+    let mut target = Target::new(url, Duration::from_secs(5)).unwrap();
+    let mut checker = Checker::new(Profile::default());
+    let started = Instant::now();
+    for t in traces {
+        let ex = execute(&mut target, &mut checker, t, ExecOptions { check_state });
+        assert!(ex.divergence.is_none() && ex.fault.is_none());
+    }
+    started.elapsed()
+}
+
+fn main() {
+    let server = spawn(ServeOptions::default()).unwrap();
+    let url = server.url();
+    let traces = traces();
+    let steps = (CASES as usize * STEPS) as f64;
+    let rate = |d: Duration| steps / d.as_secs_f64();
+    let best = |f: &dyn Fn() -> Duration| (0..ROUNDS).map(|_| f()).min().unwrap();
+    let _ = harness(&url, &traces, true); // warm up
+    let bare_resp = best(&|| bare(&url, &traces, false));
+    let run_resp = best(&|| harness(&url, &traces, false));
+    let bare_state = best(&|| bare(&url, &traces, true));
+    let run_state = best(&|| harness(&url, &traces, true));
+    println!("{CASES} cases x {STEPS} steps against conform serve at {url}, best of {ROUNDS}");
+    println!(
+        "responses only:  bare client {:>8.0} steps/s, conform {:>8.0} steps/s, ratio {:.2}",
+        rate(bare_resp),
+        rate(run_resp),
+        bare_resp.as_secs_f64() / run_resp.as_secs_f64()
+    );
+    println!(
+        "with state diff: bare client {:>8.0} steps/s, conform {:>8.0} steps/s, ratio {:.2}",
+        rate(bare_state),
+        rate(run_state),
+        bare_state.as_secs_f64() / run_state.as_secs_f64()
+    );
+}
