@@ -35,10 +35,12 @@ pub fn golden_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// Check one golden trace; `(executed lines, divergence)` or a fault.
+/// With `check_state` false, recorded states are not compared.
 pub fn check_trace(
     target: &mut Target,
     t: &Trace,
     profile: &Profile,
+    check_state: bool,
 ) -> Result<(usize, Option<(usize, Divergence)>), TargetError> {
     let mut checker = Checker::new(Profile {
         retry_timeout: t.header.retry_timeout(),
@@ -47,6 +49,7 @@ pub fn check_trace(
     target.start_and_reset()?;
     let mut on_model = false;
     for (i, line) in t.lines.iter().enumerate() {
+        let want_state = line.state.as_ref().filter(|_| check_state);
         let res = match &line.step.op {
             Op::Request(r) => Some(target.call(
                 r.kind(),
@@ -58,7 +61,7 @@ pub fn check_trace(
                 None
             }
         };
-        let snap = if line.state.is_some() || on_model {
+        let snap = if want_state.is_some() || (on_model && check_state) {
             Some(target.snap()?)
         } else {
             None
@@ -70,7 +73,7 @@ pub fn check_trace(
                 }
                 _ => true,
             };
-            let state_ok = match (&line.state, &snap) {
+            let state_ok = match (want_state, &snap) {
                 (Some(want), Some(got)) => {
                     diff_state(want, got.json(), profile, &mut checker.skipped).is_empty()
                 }
@@ -78,11 +81,7 @@ pub fn check_trace(
             };
             res_ok && state_ok
         };
-        let checked = checker.check(
-            &line.step,
-            res.as_ref(),
-            snap.as_ref().filter(|_| line.state.is_some() || on_model),
-        );
+        let checked = checker.check(&line.step, res.as_ref(), snap.as_ref());
         if recorded_fits {
             continue;
         }
@@ -99,13 +98,25 @@ pub fn check_all(
     target: &mut Target,
     files: &[PathBuf],
     profile: &Profile,
+    check_state: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<Vec<CaseReport>, trace::TraceError> {
     let mut reports = Vec::new();
     for (n, f) in files.iter().enumerate() {
         let t = trace::read(f)?;
         let started = Instant::now();
-        let status = match check_trace(target, &t, profile) {
+        if t.header.retry_timeout() != profile.retry_timeout {
+            let _ = writeln!(
+                out,
+                "note {}: recorded with retry timeout {} ms, the profile says {} ms; \
+                 regenerate with `conform golden --retry-timeout {}` for this target",
+                f.display(),
+                t.header.retry_timeout(),
+                profile.retry_timeout,
+                profile.retry_timeout
+            );
+        }
+        let status = match check_trace(target, &t, profile, check_state) {
             Err(e) => {
                 let _ = writeln!(out, "TARGET FAULT on {}: {e}", f.display());
                 CaseStatus::Fault {

@@ -67,7 +67,14 @@ fn check(opts: ServeOptions) -> (usize, usize) {
     let s = spawn(opts).unwrap();
     let mut target = Target::new(&s.url(), Duration::from_secs(2)).unwrap();
     let files = golden_files(&corpus_dir()).unwrap();
-    let reports = check_all(&mut target, &files, &Profile::default(), &mut Vec::new()).unwrap();
+    let reports = check_all(
+        &mut target,
+        &files,
+        &Profile::default(),
+        true,
+        &mut Vec::new(),
+    )
+    .unwrap();
     let failed = reports
         .iter()
         .filter(|r| r.status != runner::report::CaseStatus::Pass)

@@ -412,7 +412,7 @@ fn check_cmd(a: CheckArgs) -> i32 {
     );
     let started = std::time::Instant::now();
     let mut out = std::io::stdout();
-    let reports = match verify::check_all(&mut target, &files, &p, &mut out) {
+    let reports = match verify::check_all(&mut target, &files, &p, !a.target.no_state, &mut out) {
         Ok(r) => r,
         Err(e) => return fail(BAD_INPUT, format!("malformed trace: {e}")),
     };
