@@ -96,6 +96,50 @@ pub struct Summary {
     pub case_reports: Vec<CaseReport>,
 }
 
+impl Summary {
+    /// A summary of `case_reports`; coverage and skipped components are
+    /// left empty for the caller to fill in when it knows them.
+    pub fn new(
+        seed: u64,
+        target: &str,
+        profile: &str,
+        case_reports: Vec<CaseReport>,
+        elapsed: std::time::Duration,
+    ) -> Summary {
+        let steps: usize = case_reports.iter().map(|r| r.steps).sum();
+        let seconds = elapsed.as_secs_f64();
+        Summary {
+            harness: format!("conform {}", env!("CARGO_PKG_VERSION")),
+            spec: model::SPEC_COMMIT.to_string(),
+            seed,
+            target: target.to_string(),
+            profile: profile.to_string(),
+            cases: case_reports.len(),
+            steps,
+            steps_per_second: if seconds > 0.0 {
+                steps as f64 / seconds
+            } else {
+                0.0
+            },
+            seconds,
+            coverage_hit: 0,
+            coverage_total: 0,
+            coverage_missed: Vec::new(),
+            latitude: case_reports.iter().map(|r| r.latitude).sum(),
+            skipped_components: Vec::new(),
+            divergences: case_reports
+                .iter()
+                .filter(|r| matches!(r.status, CaseStatus::Diverged { .. }))
+                .count(),
+            faults: case_reports
+                .iter()
+                .filter(|r| matches!(r.status, CaseStatus::Fault { .. }))
+                .count(),
+            case_reports,
+        }
+    }
+}
+
 /// Write the JSON summary.
 pub fn write_json(path: &Path, s: &Summary) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {

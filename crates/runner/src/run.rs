@@ -107,7 +107,6 @@ pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Summary {
     let bar = progress_bar(cfg, cases.len() as u64 * cfg.steps as u64);
     let mut checker = Checker::new(cfg.profile.clone());
     let mut reports = Vec::new();
-    let mut total_steps = 0;
     let mut target = match Target::new(&cfg.target, cfg.request_timeout) {
         Ok(t) => Some(t),
         Err(e) => {
@@ -136,7 +135,6 @@ pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Summary {
             },
         );
         bar.inc(ex.lines.len() as u64);
-        total_steps += ex.lines.len();
         let status = bar.suspend(|| finish_case(cfg, case, seed, &ex, t, out));
         let failed = status != CaseStatus::Pass;
         reports.push(CaseReport {
@@ -165,7 +163,7 @@ pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Summary {
             },
         });
     }
-    summarise(cfg, &checker, reports, total_steps, started.elapsed())
+    summarise(cfg, &checker, reports, started.elapsed())
 }
 
 fn progress_bar(cfg: &RunConfig, len: u64) -> indicatif::ProgressBar {
@@ -315,7 +313,6 @@ fn summarise(
     cfg: &RunConfig,
     checker: &Checker,
     reports: Vec<CaseReport>,
-    steps: usize,
     elapsed: Duration,
 ) -> Summary {
     let reachable: Vec<_> = model::branch::ALL
@@ -327,32 +324,12 @@ fn summarise(
         .filter(|b| !checker.hits.contains(b))
         .map(|b| b.name().to_string())
         .collect();
-    let secs = elapsed.as_secs_f64();
-    Summary {
-        harness: format!("conform {}", env!("CARGO_PKG_VERSION")),
-        spec: model::SPEC_COMMIT.to_string(),
-        seed: cfg.seed,
-        target: cfg.target.clone(),
-        profile: cfg.profile.name.clone(),
-        cases: reports.len(),
-        steps,
-        steps_per_second: if secs > 0.0 { steps as f64 / secs } else { 0.0 },
-        seconds: secs,
-        coverage_hit: reachable.len() - missed.len(),
-        coverage_total: reachable.len(),
-        coverage_missed: missed,
-        latitude: checker.latitude,
-        skipped_components: checker.skipped.iter().cloned().collect(),
-        divergences: reports
-            .iter()
-            .filter(|r| matches!(r.status, CaseStatus::Diverged { .. }))
-            .count(),
-        faults: reports
-            .iter()
-            .filter(|r| matches!(r.status, CaseStatus::Fault { .. }))
-            .count(),
-        case_reports: reports,
-    }
+    let mut s = Summary::new(cfg.seed, &cfg.target, &cfg.profile.name, reports, elapsed);
+    s.coverage_hit = reachable.len() - missed.len();
+    s.coverage_total = reachable.len();
+    s.coverage_missed = missed;
+    s.skipped_components = checker.skipped.iter().cloned().collect();
+    s
 }
 
 /// Print the end-of-run summary.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use runner::check::Checker;
 use runner::exec::{execute, ExecOptions};
 use runner::profile::Profile;
-use runner::report::{self, CaseStatus, Summary};
+use runner::report::{self, Summary};
 use runner::run::{self, RunConfig};
 use runner::serve::{self, ServeOptions, ServerHandle};
 use runner::shrink::{shrink, ShrinkOptions};
@@ -65,6 +65,34 @@ fn target_url(t: &TargetArgs, p: &Profile) -> Result<(String, Option<ServerHandl
             Ok((h.url(), Some(h)))
         }
     }
+}
+
+/// A connected target (and the embedded server behind it, if any).
+struct Connection {
+    target: Target,
+    url: String,
+    _server: Option<ServerHandle>,
+}
+
+/// Connect to `--target` (or start the embedded server); exit 3 on failure.
+fn connect(t: &TargetArgs, p: &Profile) -> Result<Connection, i32> {
+    let (url, server) = target_url(t, p).map_err(|e| fail(TARGET_FAULT, e))?;
+    let target = Target::new(&url, Duration::from_millis(t.timeout_ms))
+        .map_err(|e| fail(TARGET_FAULT, e))?;
+    Ok(Connection {
+        target,
+        url,
+        _server: server,
+    })
+}
+
+/// A saved trace, its profile (retry timeout from the header unless given)
+/// and a connection: what `replay` and `shrink` start from.
+fn open_trace(file: &Path, t: &TargetArgs) -> Result<(trace::Trace, Profile, Connection), i32> {
+    let tr = read_trace(file)?;
+    let p = profile(t, Some(tr.header.retry_timeout())).map_err(|e| fail(BAD_INPUT, e))?;
+    let c = connect(t, &p)?;
+    Ok((tr, p, c))
 }
 
 fn serve_cmd(a: ServeArgs) -> i32 {
@@ -184,21 +212,15 @@ fn check_state(t: &TargetArgs, header: &trace::Header) -> bool {
 }
 
 fn replay_cmd(a: ReplayArgs) -> i32 {
-    let t = match read_trace(&a.file) {
-        Ok(t) => t,
-        Err(c) => return c,
-    };
-    let p = match profile(&a.target, Some(t.header.retry_timeout())) {
-        Ok(p) => p,
-        Err(e) => return fail(BAD_INPUT, e),
-    };
-    let (url, _embedded) = match target_url(&a.target, &p) {
+    let (
+        t,
+        p,
+        Connection {
+            mut target, url, ..
+        },
+    ) = match open_trace(&a.file, &a.target) {
         Ok(x) => x,
-        Err(e) => return fail(TARGET_FAULT, e),
-    };
-    let mut target = match Target::new(&url, Duration::from_millis(a.target.timeout_ms)) {
-        Ok(t) => t,
-        Err(e) => return fail(BAD_INPUT, e),
+        Err(c) => return c,
     };
     let mut checker = Checker::new(p);
     let ex = execute(
@@ -240,21 +262,15 @@ fn replay_cmd(a: ReplayArgs) -> i32 {
 }
 
 fn shrink_cmd(a: ShrinkArgs) -> i32 {
-    let t = match read_trace(&a.file) {
-        Ok(t) => t,
-        Err(c) => return c,
-    };
-    let p = match profile(&a.target, Some(t.header.retry_timeout())) {
-        Ok(p) => p,
-        Err(e) => return fail(BAD_INPUT, e),
-    };
-    let (url, _embedded) = match target_url(&a.target, &p) {
+    let (
+        t,
+        p,
+        Connection {
+            mut target, url, ..
+        },
+    ) = match open_trace(&a.file, &a.target) {
         Ok(x) => x,
-        Err(e) => return fail(TARGET_FAULT, e),
-    };
-    let mut target = match Target::new(&url, Duration::from_millis(a.target.timeout_ms)) {
-        Ok(t) => t,
-        Err(e) => return fail(BAD_INPUT, e),
+        Err(c) => return c,
     };
     let state = check_state(&a.target, &t.header);
     let mut checker = Checker::new(p.clone());
@@ -396,13 +412,11 @@ fn check_cmd(a: CheckArgs) -> i32 {
         }
         Err(e) => return fail(BAD_INPUT, format!("{}: {e}", a.path.display())),
     };
-    let (url, _embedded) = match target_url(&a.target, &p) {
-        Ok(x) => x,
-        Err(e) => return fail(TARGET_FAULT, e),
-    };
-    let mut target = match Target::new(&url, Duration::from_millis(a.target.timeout_ms)) {
-        Ok(t) => t,
-        Err(e) => return fail(BAD_INPUT, e),
+    let Connection {
+        mut target, url, ..
+    } = match connect(&a.target, &p) {
+        Ok(c) => c,
+        Err(c) => return c,
     };
     println!(
         "conform {} check {} ({} files) against {url}",
@@ -416,33 +430,7 @@ fn check_cmd(a: CheckArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(BAD_INPUT, format!("malformed trace: {e}")),
     };
-    let secs = started.elapsed().as_secs_f64();
-    let steps: usize = reports.iter().map(|r| r.steps).sum();
-    let summary = Summary {
-        harness: format!("conform {}", env!("CARGO_PKG_VERSION")),
-        spec: model::SPEC_COMMIT.to_string(),
-        seed: 0,
-        target: url,
-        profile: p.name.clone(),
-        cases: reports.len(),
-        steps,
-        steps_per_second: if secs > 0.0 { steps as f64 / secs } else { 0.0 },
-        seconds: secs,
-        coverage_hit: 0,
-        coverage_total: 0,
-        coverage_missed: Vec::new(),
-        latitude: 0,
-        skipped_components: Vec::new(),
-        divergences: reports
-            .iter()
-            .filter(|r| matches!(r.status, CaseStatus::Diverged { .. }))
-            .count(),
-        faults: reports
-            .iter()
-            .filter(|r| matches!(r.status, CaseStatus::Fault { .. }))
-            .count(),
-        case_reports: reports,
-    };
+    let summary = Summary::new(0, &url, &p.name, reports, started.elapsed());
     println!(
         "{} files, {} passed, {} failed, {} target faults",
         summary.cases,
