@@ -119,3 +119,97 @@ fn export_writes_the_spec_format() {
         assert_ne!(v["kind"], "debug.tick");
     }
 }
+
+/// Start `conform serve` with a planted bug; returns the child and its URL.
+fn serve_mutant(name: &str) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = conform()
+        .args(["serve", "--port", "0", "--mutant", name])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("prints its address")
+        .to_string();
+    (child, url)
+}
+
+#[test]
+fn a_divergence_exits_1_and_the_saved_trace_shrinks_and_replays() {
+    let (mut server, url) = serve_mutant("halt-not-idempotent");
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, _) = run(conform()
+        .args([
+            "run",
+            "--seed",
+            "1",
+            "--cases",
+            "100",
+            "--steps",
+            "60",
+            "--fail-fast",
+            "--no-shrink",
+            "--no-progress",
+            "--target",
+            &url,
+        ])
+        .arg("--out-dir")
+        .arg(dir.path()));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("replay:"), "{out}");
+    let saved = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+
+    let (code, out, err) =
+        run(conform()
+            .arg("shrink")
+            .arg(&saved)
+            .args(["--target", &url, "--shrink-time", "20"]));
+    assert_eq!(code, 1, "{out}{err}");
+    let shrunk = saved.with_file_name(format!(
+        "{}.shrunk.ndjson",
+        saved.file_stem().unwrap().to_string_lossy()
+    ));
+    assert!(shrunk.exists(), "{out}");
+    let steps = std::fs::read_to_string(&shrunk).unwrap().lines().count() - 1;
+    assert_eq!(steps, 3, "create, halt, halt: {out}");
+
+    let (code, out, _) = run(conform()
+        .arg("replay")
+        .arg(&shrunk)
+        .args(["--target", &url]));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("task.halt [status:200->409]"), "{out}");
+    server.kill().unwrap();
+}
+
+#[test]
+fn golden_writes_a_corpus_covering_every_reachable_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(conform()
+        .arg("golden")
+        .arg("--out")
+        .arg(dir.path())
+        .args(["--count", "200"]));
+    assert_eq!(code, 0, "{err}");
+    let reachable = model::branch::ALL.iter().filter(|b| b.reachable()).count();
+    assert!(
+        out.contains(&format!("branch coverage: {reachable}/{reachable}")),
+        "{out}"
+    );
+    let (code, out, _) = run(conform().arg("check").arg(dir.path()));
+    assert_eq!(
+        code, 0,
+        "the embedded reference server passes what the model wrote: {out}"
+    );
+}

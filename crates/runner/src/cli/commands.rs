@@ -212,19 +212,15 @@ fn check_state(t: &TargetArgs, header: &trace::Header) -> bool {
 }
 
 fn replay_cmd(a: ReplayArgs) -> i32 {
-    let (
-        t,
-        p,
-        Connection {
-            mut target, url, ..
-        },
-    ) = match open_trace(&a.file, &a.target) {
+    // `conn` owns the embedded server, if any: it must live to the end.
+    let (t, p, mut conn) = match open_trace(&a.file, &a.target) {
         Ok(x) => x,
         Err(c) => return c,
     };
+    let (target, url) = (&mut conn.target, conn.url.clone());
     let mut checker = Checker::new(p);
     let ex = execute(
-        &mut target,
+        target,
         &mut checker,
         &t.steps(),
         ExecOptions {
@@ -262,20 +258,16 @@ fn replay_cmd(a: ReplayArgs) -> i32 {
 }
 
 fn shrink_cmd(a: ShrinkArgs) -> i32 {
-    let (
-        t,
-        p,
-        Connection {
-            mut target, url, ..
-        },
-    ) = match open_trace(&a.file, &a.target) {
+    // `conn` owns the embedded server, if any: it must live to the end.
+    let (t, p, mut conn) = match open_trace(&a.file, &a.target) {
         Ok(x) => x,
         Err(c) => return c,
     };
+    let (target, url) = (&mut conn.target, conn.url.clone());
     let state = check_state(&a.target, &t.header);
     let mut checker = Checker::new(p.clone());
     let first = execute(
-        &mut target,
+        target,
         &mut checker,
         &t.steps(),
         ExecOptions { check_state: state },
@@ -302,7 +294,7 @@ fn shrink_cmd(a: ShrinkArgs) -> i32 {
         time: Duration::from_secs(a.shrink_time),
         verbose: false,
     };
-    let r = shrink(&mut target, &p, &t.steps(), &d.class, &opts, &mut out);
+    let r = shrink(target, &p, &t.steps(), &d.class, &opts, &mut out);
     let Some(best) = r.best else {
         return fail(TARGET_FAULT, "the trace stopped diverging the same way while shrinking (is the target deterministic?)");
     };
@@ -412,12 +404,12 @@ fn check_cmd(a: CheckArgs) -> i32 {
         }
         Err(e) => return fail(BAD_INPUT, format!("{}: {e}", a.path.display())),
     };
-    let Connection {
-        mut target, url, ..
-    } = match connect(&a.target, &p) {
+    // `conn` owns the embedded server, if any: it must live to the end.
+    let mut conn = match connect(&a.target, &p) {
         Ok(c) => c,
         Err(c) => return c,
     };
+    let (target, url) = (&mut conn.target, conn.url.clone());
     println!(
         "conform {} check {} ({} files) against {url}",
         env!("CARGO_PKG_VERSION"),
@@ -426,7 +418,7 @@ fn check_cmd(a: CheckArgs) -> i32 {
     );
     let started = std::time::Instant::now();
     let mut out = std::io::stdout();
-    let reports = match verify::check_all(&mut target, &files, &p, !a.target.no_state, &mut out) {
+    let reports = match verify::check_all(target, &files, &p, !a.target.no_state, &mut out) {
         Ok(r) => r,
         Err(e) => return fail(BAD_INPUT, format!("malformed trace: {e}")),
     };
