@@ -143,9 +143,10 @@ impl Machine {
     }
 
     /// The armed timers with deadline ≤ `now`, in firing order: promise
-    /// timeouts, then task retries, then leases, then schedules (the Rust
-    /// server's order; the spec leaves it open); within a group by deadline,
-    /// then id.
+    /// timeouts, then task retries, then leases, then schedules (the order of
+    /// the Rust server's groups; the spec leaves it open); within a group by
+    /// deadline, then id (the Rust server settles a group as one batch,
+    /// which the runner's latitude search covers).
     pub fn due(&self, now: Time) -> Vec<Timer> {
         let s = &self.state;
         let mut v = Vec::new();
@@ -174,8 +175,9 @@ impl Machine {
 
     /// Fire every armed timeout whose deadline is ≤ `now`, group by group in
     /// the order of [`Machine::due`]. Each group is read when its turn comes,
-    /// so a lease expiry sees the retries fired before it; what a group arms
-    /// for later groups at or before `now` (a schedule's catch-up creating
+    /// so a later group fires what an earlier one armed at or before `now`
+    /// (with a zero retry timeout, a lease expiry's retry), while what a
+    /// group arms for an earlier group (a schedule's catch-up creating
     /// already-due promises) waits for the next tick. Returns what fired.
     pub fn tick(&mut self, now: Time) -> Vec<Timer> {
         let mut fired = Vec::new();

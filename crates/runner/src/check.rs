@@ -25,15 +25,12 @@ use model::state::{LEASE, RETRY};
 use model::view::StateView;
 
 use crate::compare::{diff_state, differing_paths, normalize_response, StateDiff};
+use crate::latitude;
 use crate::profile::Profile;
 use crate::snapshot::Snap;
 
 /// At most this many schedules are tried for one step.
-const MAX_ATTEMPTS: usize = 512;
-/// Subsets are enumerated exhaustively up to this many due timers.
-const MAX_EXHAUSTIVE: usize = 6;
-/// Orders are permuted up to this many timers.
-const MAX_PERMUTED: usize = 4;
+pub const MAX_ATTEMPTS: usize = 512;
 
 /// How a step departed from the model, independent of ids: the shrinker
 /// keeps a candidate only if it diverges in the same class.
@@ -123,6 +120,10 @@ impl Checker {
 
     /// Check one step: `res` is the target's response envelope (ignored for
     /// ticks), `snap` its snapshot after the step when state is compared.
+    ///
+    /// The search runs breadth first within a budget of [`MAX_ATTEMPTS`]:
+    /// first every schedule before the step with nothing after it, then, for
+    /// each of those whose response fits, the schedules after it.
     pub fn check(&mut self, step: &Step, res: Option<&Value>, snap: Option<&Snap>) -> Checked {
         let mark = self.model.state.checkpoint();
         let plain = self.attempt(step, &[], res, snap);
@@ -130,42 +131,57 @@ impl Checker {
             return self.adopt(plain, false);
         }
         self.model.state.rollback(mark);
-        let before = self.model.due(step.now);
-        let mut tried = 1;
-        let mut candidates = vec![Vec::new()];
-        candidates.extend(schedules(&before, matches!(step.op, Op::Tick)));
-        for pre in candidates {
-            if tried >= MAX_ATTEMPTS {
+        let hints = hints(step, &plain);
+        let due = self.model.due(step.now);
+        let mut pres = vec![Vec::new()];
+        pres.extend(match &step.op {
+            Op::Tick => latitude::tick_orders(&due, &self.model),
+            Op::Request(_) => latitude::around_request(&due, &hints),
+        });
+        let mut budget = MAX_ATTEMPTS;
+        let mut response_fits = Vec::new();
+        if plain.response.is_none() {
+            response_fits.push(0);
+        }
+        for (i, pre) in pres.iter().enumerate().skip(1) {
+            if budget == 0 {
                 break;
             }
-            tried += 1;
-            let a = self.attempt(step, &pre, res, snap);
-            if a.response.is_some() {
-                self.model.state.rollback(mark);
-                continue;
-            }
-            // The response fits; try what may fire after it.
-            let inner = self.model.state.checkpoint();
-            let after = self.model.due(step.now);
-            if a.fits() || snap.is_none() {
+            budget -= 1;
+            let a = self.attempt(step, pre, res, snap);
+            if a.fits() {
                 return self.adopt(a, true);
             }
-            for post in schedules(&after, false) {
-                if tried >= MAX_ATTEMPTS {
-                    break;
-                }
-                tried += 1;
-                self.model.clear_hits();
-                self.fire_all(&post, step.now);
-                let state = self.state_diff(snap);
-                if state.is_empty() {
-                    let mut hits = a.hits.clone();
-                    hits.extend(self.model.take_hits());
-                    return self.adopt(Attempt { state, hits, ..a }, true);
-                }
-                self.model.state.rollback(inner);
+            if a.response.is_none() {
+                response_fits.push(i);
             }
             self.model.state.rollback(mark);
+        }
+        if snap.is_some() {
+            for i in response_fits {
+                if budget == 0 {
+                    break;
+                }
+                let a = self.attempt(step, &pres[i], res, snap);
+                let inner = self.model.state.checkpoint();
+                let after = self.model.due(step.now);
+                for post in latitude::around_request(&after, &hints) {
+                    if budget == 0 {
+                        break;
+                    }
+                    budget -= 1;
+                    self.model.clear_hits();
+                    self.fire_all(&post, step.now);
+                    let state = self.state_diff(snap);
+                    if state.is_empty() {
+                        let mut hits = a.hits.clone();
+                        hits.extend(self.model.take_hits());
+                        return self.adopt(Attempt { state, hits, ..a }, true);
+                    }
+                    self.model.state.rollback(inner);
+                }
+                self.model.state.rollback(mark);
+            }
         }
         // Nothing explains it: report against the plain schedule.
         let plain = self.attempt(step, &[], res, snap);
@@ -212,9 +228,13 @@ impl Checker {
                 let r = self.model.apply(req, step.now);
                 Some(model::wire::encode_response(req.kind(), &r, "model"))
             }
-            Op::Tick => {
-                self.fire_all(pre, step.now);
+            Op::Tick if pre.is_empty() => {
                 self.model.tick(step.now);
+                None
+            }
+            Op::Tick => {
+                // `pre` is an order of everything due: the whole tick.
+                self.fire_all(pre, step.now);
                 None
             }
         };
@@ -255,7 +275,7 @@ impl Checker {
             }
         }
         let view = serde_json::to_value(view).expect("view serialises");
-        diff_state(&view, snap.json(), &self.profile, &mut self.skipped)
+        diff_state(&view, &snap.normalized(), &self.profile, &mut self.skipped)
     }
 }
 
@@ -269,67 +289,6 @@ pub fn is_due(m: &Machine, t: &Timer, now: u64) -> bool {
         Timer::Schedule(id) => s.schedule_timeouts().get(id),
     };
     at.is_some_and(|at| at <= now)
-}
-
-/// The firing schedules to try, smallest first: for a request, subsets of
-/// the due timers (exhaustively when few, else singletons and all), each in
-/// documented order and then, when few, in every other order; for a tick,
-/// the orders of all due timers.
-fn schedules(due: &[Timer], tick: bool) -> Vec<Vec<Timer>> {
-    let mut out: Vec<Vec<Timer>> = Vec::new();
-    if tick {
-        if due.len() <= MAX_PERMUTED {
-            out.extend(permutations(due).into_iter().skip(1));
-        }
-        return out;
-    }
-    if due.is_empty() {
-        return out;
-    }
-    let subsets: Vec<Vec<Timer>> = if due.len() <= MAX_EXHAUSTIVE {
-        let mut s: Vec<Vec<Timer>> = (1u32..(1 << due.len()))
-            .map(|bits| {
-                due.iter()
-                    .enumerate()
-                    .filter(|(i, _)| bits & (1 << i) != 0)
-                    .map(|(_, t)| t.clone())
-                    .collect()
-            })
-            .collect();
-        s.sort_by_key(Vec::len);
-        s
-    } else {
-        let mut s: Vec<Vec<Timer>> = due.iter().map(|t| vec![t.clone()]).collect();
-        s.push(due.to_vec());
-        s
-    };
-    for s in &subsets {
-        out.push(s.clone());
-    }
-    for s in subsets
-        .iter()
-        .filter(|s| s.len() > 1 && s.len() <= MAX_PERMUTED)
-    {
-        out.extend(permutations(s).into_iter().skip(1));
-    }
-    out
-}
-
-/// Every order of `items`, the given order first.
-fn permutations(items: &[Timer]) -> Vec<Vec<Timer>> {
-    if items.len() <= 1 {
-        return vec![items.to_vec()];
-    }
-    let mut out = Vec::new();
-    for i in 0..items.len() {
-        let mut rest = items.to_vec();
-        let head = rest.remove(i);
-        for mut p in permutations(&rest) {
-            p.insert(0, head.clone());
-            out.push(p);
-        }
-    }
-    out
 }
 
 fn classify(step: &Step, a: &Attempt) -> DiffClass {
@@ -358,34 +317,22 @@ fn classify(step: &Step, a: &Attempt) -> DiffClass {
     DiffClass { kind, what }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn timers(n: usize) -> Vec<Timer> {
-        (0..n).map(|i| Timer::Promise(format!("p{i}"))).collect()
-    }
-
-    #[test]
-    fn subsets_come_smallest_first_then_other_orders() {
-        let s = schedules(&timers(2), false);
-        assert_eq!(s.len(), 4, "{s:?}");
-        assert_eq!(s[0].len(), 1);
-        assert_eq!(s[2], timers(2));
-        assert_eq!(
-            s[3],
-            vec![Timer::Promise("p1".into()), Timer::Promise("p0".into())]
+/// Ids worth firing first: those the request names and those the plain
+/// attempt's state diff mentions (keys are `id`, `id/kind`, `a/b`, `p:notify:addr`).
+fn hints(step: &Step, plain: &Attempt) -> BTreeSet<String> {
+    let mut ids = BTreeSet::new();
+    if let Op::Request(r) = &step.op {
+        let mut r = r.clone();
+        ids.extend(
+            crate::edit::promise_ids_mut(&mut r)
+                .into_iter()
+                .map(|s| s.clone()),
         );
     }
-
-    #[test]
-    fn a_tick_tries_only_other_orders_of_everything_due() {
-        assert!(schedules(&timers(1), true).is_empty());
-        assert_eq!(schedules(&timers(3), true).len(), 5);
+    for d in &plain.state {
+        let id = d.key.split(':').next().unwrap_or(&d.key);
+        ids.extend(id.split('/').map(str::to_string));
+        ids.extend(d.key.strip_prefix("execute:").map(str::to_string));
     }
-
-    #[test]
-    fn many_due_timers_fall_back_to_singletons_and_all() {
-        assert_eq!(schedules(&timers(9), false).len(), 10);
-    }
+    ids
 }

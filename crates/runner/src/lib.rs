@@ -16,6 +16,7 @@ pub mod edit;
 pub mod exec;
 pub mod export;
 pub mod golden;
+pub mod latitude;
 pub mod profile;
 pub mod render;
 pub mod report;

@@ -19,7 +19,8 @@ pub struct Profile {
     /// `ServerConfig.retryTimeout` of the target (the Rust server uses 30000).
     pub retry_timeout: u64,
     /// Response fields not compared, as dotted paths under `data`
-    /// (e.g. `preload`, `action.preload`).
+    /// (e.g. `preload`; the fenced action's inner response is compared by
+    /// status and `data` only).
     pub ignore_response_fields: Vec<String>,
     /// Snapshot components not compared even when the target has them.
     pub skip_components: Vec<String>,

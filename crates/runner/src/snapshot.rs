@@ -6,7 +6,7 @@
 
 use std::cell::OnceCell;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use model::types::{PromiseRecord, Schedule, TaskRecord};
@@ -15,18 +15,28 @@ use model::view::{
 };
 
 /// The snapshot components, each absent when the target does not report it.
-#[derive(Debug, Default, Deserialize, PartialEq)]
+#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Components {
+    #[serde(skip_serializing_if = "Option::is_none")]
     promises: Option<Vec<PromiseRecord>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     promise_timeouts: Option<Vec<IdTimeout>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     callbacks: Option<Vec<CallbackView>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     listeners: Option<Vec<ListenerView>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     tasks: Option<Vec<TaskRecord>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     task_timeouts: Option<Vec<TaskTimeoutView>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<Vec<MessageView>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     schedules: Option<Vec<Schedule>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     schedule_timeouts: Option<Vec<IdTimeout>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     resumes: Option<Vec<ResumeView>>,
 }
 
@@ -76,6 +86,17 @@ impl Snap {
             data: Vec::new(),
             typed,
             json,
+        }
+    }
+
+    /// The components as the keyed diff should see them: when the body fits
+    /// the types, its typed reading re-serialised (absent fields at their
+    /// defaults, unknown fields dropped), so the JSON diff and the typed fast
+    /// path never disagree; otherwise the raw `data`.
+    pub fn normalized(&self) -> Value {
+        match &self.typed {
+            Some(t) => serde_json::to_value(t).unwrap_or(Value::Null),
+            None => self.json().clone(),
         }
     }
 

@@ -75,7 +75,7 @@ pub fn check_trace(
             };
             let state_ok = match (want_state, &snap) {
                 (Some(want), Some(got)) => {
-                    diff_state(want, got.json(), profile, &mut checker.skipped).is_empty()
+                    diff_state(want, &got.normalized(), profile, &mut checker.skipped).is_empty()
                 }
                 _ => true,
             };

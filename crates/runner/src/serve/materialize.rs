@@ -1,6 +1,7 @@
 //! Materialising mode: before handling a request, fire the due promise
-//! timeouts of the promises it names, as the Rust server's `try_timeout`
-//! does on every access.
+//! timeouts of the promises it names, one by one, in the spirit of the Rust
+//! server's `try_timeout` (which goes further: it settles any expired
+//! pending promise it is asked about, armed or not, and as one batch).
 //!
 //! The spec only *projects* a pending promise past its deadline on read; the
 //! promise stays pending in the state until the environment fires

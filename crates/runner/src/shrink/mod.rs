@@ -3,7 +3,7 @@
 //! Every candidate is checked for real: the target is reset and the
 //! candidate replayed with its own `now` values; it is kept only if it
 //! still diverges **in the same class** (same step kind, same kind of
-//! difference), so shrinking never wanders onto another bug, and only if it
+//! difference), so shrinking stays on the same kind of departure, and only if it
 //! is smaller (fewer steps, then fewer bytes).
 //!
 //! Before it is run, a candidate is made well-formed again against its own
@@ -76,7 +76,7 @@ pub fn size(steps: &[Step]) -> (usize, u64, usize) {
         })
         .sum();
     let span = match (steps.first(), steps.last()) {
-        (Some(a), Some(b)) => b.now - a.now,
+        (Some(a), Some(b)) => b.now.saturating_sub(a.now),
         _ => 0,
     };
     (steps.len(), span, bytes)

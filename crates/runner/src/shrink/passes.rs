@@ -53,7 +53,7 @@ pub(super) fn time(s: &mut Shrinker) {
         if s.expired() || i >= s.best_steps.len() {
             return;
         }
-        let gap = s.best_steps[i].now - s.best_steps[i - 1].now;
+        let gap = s.best_steps[i].now.saturating_sub(s.best_steps[i - 1].now);
         for by in [gap, gap / 2] {
             if by > 0 && s.try_candidate(shift_from(&s.best_steps, i, by)) {
                 break;

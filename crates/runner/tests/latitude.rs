@@ -1,0 +1,184 @@
+//! The latitude rule on hand-built targets: a second model plays the target
+//! and fires internal transitions the spec allows (another firing order, a
+//! materialised read, a lease expired early-but-due); the checker must
+//! accept each, and must still reject what the spec forbids.
+
+use std::collections::BTreeMap;
+
+use gen::{Op, Step};
+use model::api::*;
+use model::machine::{Machine, Timer};
+use model::view::StateView;
+use runner::check::Checker;
+use runner::profile::Profile;
+use runner::snapshot::Snap;
+
+fn target_tags() -> BTreeMap<String, String> {
+    [("resonate:target".to_string(), "http://w".to_string())].into()
+}
+
+fn timer_tags() -> BTreeMap<String, String> {
+    [("resonate:timer".to_string(), "true".to_string())].into()
+}
+
+fn create(id: &str, timeout_at: u64, tags: BTreeMap<String, String>) -> Request {
+    Request::PromiseCreate(PromiseCreateReq {
+        id: id.into(),
+        timeout_at,
+        param: Default::default(),
+        tags,
+    })
+}
+
+fn task_create(id: &str, ttl: u64, timeout_at: u64) -> Request {
+    Request::TaskCreate(TaskCreateReq {
+        pid: "p".into(),
+        ttl,
+        action: PromiseCreateReq {
+            id: id.into(),
+            timeout_at,
+            param: Default::default(),
+            tags: target_tags(),
+        },
+    })
+}
+
+/// Run `steps` through the checker against a target model; before the step
+/// at index `at`, the target fires `fired` (in that order) and, for a tick,
+/// fires only that (the whole tick, in its own order).
+fn run(steps: &[Step], at: usize, fired: &[Timer]) -> Result<u64, String> {
+    let mut target = Machine::default();
+    let mut checker = Checker::new(Profile::default());
+    for (i, s) in steps.iter().enumerate() {
+        let res = match (&s.op, i == at) {
+            (Op::Tick, true) => {
+                fired.iter().for_each(|t| target.fire(t, s.now));
+                None
+            }
+            (Op::Tick, false) => {
+                target.tick(s.now);
+                None
+            }
+            (Op::Request(r), special) => {
+                if special {
+                    fired.iter().for_each(|t| target.fire(t, s.now));
+                }
+                Some(model::wire::encode_response(
+                    r.kind(),
+                    &target.apply(r, s.now),
+                    "t",
+                ))
+            }
+        };
+        let snap = Snap::from_json(serde_json::to_value(StateView::of(&target.state)).unwrap());
+        let c = checker.check(s, res.as_ref(), Some(&snap));
+        if let Some(d) = c.divergence {
+            return Err(format!("step {i}: {}", d.class));
+        }
+    }
+    Ok(checker.latitude)
+}
+
+fn at(now: u64, r: Request) -> Step {
+    Step {
+        now,
+        op: Op::Request(r),
+    }
+}
+
+#[test]
+fn a_tick_may_fire_an_awaiter_before_what_it_awaits_even_with_many_due() {
+    let mut steps = vec![
+        at(0, task_create("t", 60_000, 10_000)),
+        at(0, create("t.a", 5_000, timer_tags())),
+        at(
+            0,
+            Request::TaskSuspend(TaskSuspendReq {
+                id: "t".into(),
+                version: 1,
+                actions: vec![PromiseRegisterCallbackReq {
+                    awaited: "t.a".into(),
+                    awaiter: "t".into(),
+                }],
+            }),
+        ),
+    ];
+    for i in 0..3 {
+        steps.push(at(0, create(&format!("x{i}"), 1_000, timer_tags())));
+    }
+    steps.push(Step {
+        now: 20_000,
+        op: Op::Tick,
+    });
+    let batch: Vec<Timer> = ["t", "t.a", "x0", "x1", "x2"]
+        .iter()
+        .map(|i| Timer::Promise(i.to_string()))
+        .collect();
+    assert_eq!(run(&steps, 6, &batch), Ok(1));
+}
+
+#[test]
+fn a_lease_that_expired_before_a_heartbeat_is_latitude_with_many_timers_due() {
+    let mut steps = vec![at(0, task_create("t", 1_000, 100_000))];
+    for i in 0..5 {
+        steps.push(at(0, create(&format!("y{i}"), 1_000, timer_tags())));
+    }
+    let hb = Request::TaskHeartbeat(TaskHeartbeatReq {
+        pid: "p".into(),
+        tasks: vec![TaskRef {
+            id: "t".into(),
+            version: 1,
+        }],
+    });
+    steps.push(at(2_000, hb));
+    assert_eq!(run(&steps, 6, &[Timer::TaskLease("t".into())]), Ok(1));
+}
+
+#[test]
+fn a_suspend_that_materialises_every_awaited_promise_is_latitude() {
+    let mut steps = vec![at(0, task_create("t", 60_000, 100_000))];
+    for i in 0..3 {
+        steps.push(at(0, create(&format!("t.a{i}"), 1_000, timer_tags())));
+    }
+    for i in 0..5 {
+        steps.push(at(0, create(&format!("y{i}"), 1_000, timer_tags())));
+    }
+    let actions = (0..3)
+        .map(|i| PromiseRegisterCallbackReq {
+            awaited: format!("t.a{i}"),
+            awaiter: "t".into(),
+        })
+        .collect();
+    steps.push(at(
+        2_000,
+        Request::TaskSuspend(TaskSuspendReq {
+            id: "t".into(),
+            version: 1,
+            actions,
+        }),
+    ));
+    let fired: Vec<Timer> = (0..3).map(|i| Timer::Promise(format!("t.a{i}"))).collect();
+    assert_eq!(run(&steps, 9, &fired), Ok(1));
+}
+
+#[test]
+fn firing_a_timeout_before_its_deadline_is_still_a_divergence() {
+    let steps = vec![
+        at(0, create("p", 1_000, timer_tags())),
+        at(999, Request::PromiseGet(PromiseGetReq { id: "p".into() })),
+    ];
+    assert!(run(&steps, 1, &[Timer::Promise("p".into())]).is_err());
+}
+
+#[test]
+fn skipping_a_due_timeout_at_a_tick_is_still_a_divergence() {
+    let steps = vec![
+        at(0, create("p", 1_000, timer_tags())),
+        at(0, create("q", 1_000, timer_tags())),
+        Step {
+            now: 1_000,
+            op: Op::Tick,
+        },
+    ];
+    assert!(run(&steps, 2, &[Timer::Promise("p".into())]).is_err());
+}
