@@ -3,8 +3,9 @@
 //! Every candidate is checked for real: the target is reset and the
 //! candidate replayed with its own `now` values; it is kept only if it
 //! still diverges **in the same class** (same step kind, same kind of
-//! difference), so shrinking stays on the same kind of departure, and only if it
-//! is smaller (fewer steps, then fewer bytes).
+//! difference), so shrinking stays on the same kind of departure, and only
+//! if it is smaller (fewer steps, then a shorter time span, then fewer
+//! bytes).
 //!
 //! Before it is run, a candidate is made well-formed again against its own
 //! history ([`repair`]): versions that were current in the original are
