@@ -9,8 +9,26 @@ use similar::TextDiff;
 use crate::check::Divergence;
 use crate::trace::{line_json, Line};
 
+/// Pretty JSON with keys sorted at every level, so that two sides that
+/// order their fields differently diff only where the values differ.
 fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()) + "\n"
+    serde_json::to_string_pretty(&sorted(v)).unwrap_or_else(|_| v.to_string()) + "\n"
+}
+
+fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
 
 fn diff(a: &str, b: &str) -> String {

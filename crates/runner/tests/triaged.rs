@@ -1,0 +1,84 @@
+//! Triaged divergences (`traces/triaged/`): every file replays cleanly
+//! against the reference server, and the model still gives the answers
+//! recorded when the verdict was reached (`expect`), so a model change that
+//! would reopen a verdict fails here.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use gen::Op;
+use model::machine::Machine;
+use model::state::ServerConfig;
+use runner::check::Checker;
+use runner::compare::normalize_response;
+use runner::exec::{execute, ExecOptions};
+use runner::profile::Profile;
+use runner::serve::{spawn, ServeOptions};
+use runner::target::Target;
+use runner::trace;
+
+fn files() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces/triaged");
+    let mut out = Vec::new();
+    for sub in std::fs::read_dir(dir).unwrap() {
+        let sub = sub.unwrap().path();
+        if sub.is_dir() {
+            out.extend(runner::verify::golden_files(&sub).unwrap());
+        }
+    }
+    assert!(!out.is_empty());
+    out
+}
+
+#[test]
+fn the_model_still_gives_the_recorded_answers() {
+    let p = Profile::default();
+    for f in files() {
+        let t = trace::read(&f).unwrap();
+        let mut m = Machine::new(ServerConfig {
+            retry_timeout: t.header.retry_timeout(),
+        });
+        for (i, l) in t.lines.iter().enumerate() {
+            let res = gen::apply(&mut m, &l.step);
+            if let (Some(expect), Some(r), Op::Request(req)) = (&l.expect, res, &l.step.op) {
+                let now = model::wire::encode_response(req.kind(), &r, "model");
+                assert_eq!(
+                    normalize_response(expect, &p),
+                    normalize_response(&now, &p),
+                    "{}:{}",
+                    f.display(),
+                    i + 2
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_triaged_trace_replays_cleanly_against_the_reference_server() {
+    for f in files() {
+        let t = trace::read(&f).unwrap();
+        let s = spawn(ServeOptions {
+            retry_timeout: t.header.retry_timeout(),
+            ..ServeOptions::default()
+        })
+        .unwrap();
+        let mut target = Target::new(&s.url(), Duration::from_secs(2)).unwrap();
+        let mut checker = Checker::new(Profile {
+            retry_timeout: t.header.retry_timeout(),
+            ..Profile::default()
+        });
+        let ex = execute(
+            &mut target,
+            &mut checker,
+            &t.steps(),
+            ExecOptions { check_state: true },
+        );
+        assert!(
+            ex.fault.is_none() && ex.divergence.is_none(),
+            "{}: {:?}",
+            f.display(),
+            ex.divergence
+        );
+    }
+}
