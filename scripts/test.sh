@@ -4,7 +4,6 @@
 # themselves on an ephemeral loopback port). Run from anywhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
