@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p resonate-runner
-conform=target/release/conform
+conform="${CARGO_TARGET_DIR:-target}/release/conform"
 out=$(mktemp -d)
 
 echo "== 1. conform run against the embedded reference server"
