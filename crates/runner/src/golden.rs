@@ -276,17 +276,28 @@ fn show(v: &Option<Value>) -> String {
     v.as_ref().map_or("(none)".to_string(), Value::to_string)
 }
 
-/// Write the corpus into `dir`, one `<group>.ndjson` per group; with
-/// `bless`, first remove the `.ndjson` files already there.
-pub fn write(dir: &Path, files: &[GoldenFile], bless: bool) -> std::io::Result<()> {
+/// The golden files already in `dir`: `.ndjson` files whose header names
+/// a handler group.
+pub fn existing(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
+        .filter(|p| crate::trace::read(p).is_ok_and(|t| t.header.options.contains_key("group")))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Write the corpus into `dir`, one `<group>.ndjson` per group, after
+/// removing the golden files already there (other files are left alone).
+/// The caller decides whether replacing them is wanted (`--bless`).
+pub fn write(dir: &Path, files: &[GoldenFile]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    if bless {
-        for e in std::fs::read_dir(dir)? {
-            let p = e?.path();
-            if p.extension().is_some_and(|x| x == "ndjson") {
-                std::fs::remove_file(p)?;
-            }
-        }
+    for old in existing(dir) {
+        std::fs::remove_file(old)?;
     }
     for f in files {
         crate::trace::write(&dir.join(format!("{}.ndjson", f.group)), &f.trace)?;

@@ -42,6 +42,9 @@ pub enum CaseStatus {
 /// One case.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct CaseReport {
+    /// A name for the case (the golden file's stem in `check`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Case index.
     pub case: u64,
     /// The case's own seed (derived from the run seed).
@@ -171,12 +174,15 @@ pub fn write_junit(path: &Path, s: &Summary) -> std::io::Result<()> {
         s.cases, s.divergences, s.faults, s.seconds
     );
     for c in &s.case_reports {
+        let name = c
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("case {} (seed {})", c.case, s.seed));
         let _ = write!(
             x,
-            r#"  <testcase classname="conform.{}" name="case {} (seed {})" time="{:.3}""#,
+            r#"  <testcase classname="conform.{}" name="{}" time="{:.3}""#,
             xml(&s.profile),
-            c.case,
-            c.seed,
+            xml(&name),
             c.seconds
         );
         match &c.status {

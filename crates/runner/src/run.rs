@@ -61,19 +61,51 @@ impl RunConfig {
         o
     }
 
-    /// The exact command that replays a trace against this run's target.
-    pub fn replay_command(&self, path: &Path) -> String {
-        let mut cmd = format!("{} replay {}", program(), path.display());
+    /// The target and comparison flags that reproduce this run's setting.
+    fn target_flags(&self) -> String {
+        let mut f = String::new();
         if !self.embedded {
-            cmd.push_str(&format!(" --target {}", self.target));
+            f.push_str(&format!(" --target {}", self.target));
         }
         if let Some(p) = &self.profile_path {
-            cmd.push_str(&format!(" --profile {}", p.display()));
+            f.push_str(&format!(" --profile {}", p.display()));
+        }
+        f.push_str(&format!(" --retry-timeout {}", self.profile.retry_timeout));
+        if self.request_timeout != Duration::from_millis(5000) {
+            f.push_str(&format!(
+                " --timeout-ms {}",
+                self.request_timeout.as_millis()
+            ));
         }
         if !self.check_state {
-            cmd.push_str(" --no-state");
+            f.push_str(" --no-state");
         }
-        cmd
+        f
+    }
+
+    /// The exact command that replays a trace against this run's target.
+    pub fn replay_command(&self, path: &Path) -> String {
+        format!(
+            "{} replay {}{}",
+            program(),
+            path.display(),
+            self.target_flags()
+        )
+    }
+
+    /// The exact command that re-runs case `case` (or the whole run).
+    pub fn run_command(&self, case: Option<u64>) -> String {
+        let which = match case.or(self.only_case) {
+            Some(c) => format!("--case {c}"),
+            None => format!("--cases {}", self.cases),
+        };
+        format!(
+            "{} run --seed {} {which} --steps {}{}",
+            program(),
+            self.seed,
+            self.steps,
+            self.target_flags()
+        )
     }
 }
 
@@ -92,9 +124,9 @@ pub fn case_seed(seed: u64, case: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A file name stamp: `20261130T011500`.
+/// A file name stamp with milliseconds: `20261130T011500123`.
 pub fn stamp() -> String {
-    chrono::Utc::now().format("%Y%m%dT%H%M%S").to_string()
+    chrono::Utc::now().format("%Y%m%dT%H%M%S%3f").to_string()
 }
 
 /// Run every case; `out` gets the human-readable log.
@@ -135,9 +167,10 @@ pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Summary {
             },
         );
         bar.inc(ex.lines.len() as u64);
-        let status = bar.suspend(|| finish_case(cfg, case, seed, &ex, t, out));
+        let status = bar.suspend(|| finish_case(cfg, case, &ex, t, out));
         let failed = status != CaseStatus::Pass;
         reports.push(CaseReport {
+            name: None,
             case,
             seed,
             steps: ex.lines.len(),
@@ -148,10 +181,24 @@ pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Summary {
         if failed && cfg.fail_fast {
             break;
         }
+        if matches!(
+            reports.last().map(|r| &r.status),
+            Some(CaseStatus::Fault { .. })
+        ) {
+            // A target that failed once is not worth another case per second.
+            bar.suspend(|| {
+                let _ = writeln!(
+                    out,
+                    "stopping: the target failed; the remaining cases were not run"
+                );
+            });
+            break;
+        }
     }
     bar.finish_and_clear();
     if target.is_none() {
         reports.push(CaseReport {
+            name: None,
             case: 0,
             seed: case_seed(cfg.seed, 0),
             steps: 0,
@@ -184,7 +231,6 @@ fn progress_bar(cfg: &RunConfig, len: u64) -> indicatif::ProgressBar {
 fn finish_case(
     cfg: &RunConfig,
     case: u64,
-    seed: u64,
     ex: &Execution,
     target: &mut Target,
     out: &mut dyn Write,
@@ -208,7 +254,8 @@ fn finish_case(
         );
         let _ = writeln!(
             out,
-            "TARGET FAULT in case {case} (seed {seed}) at step {}: {e}",
+            "TARGET FAULT in case {case} of seed {} at step {}: {e}",
+            cfg.seed,
             ex.lines.len()
         );
         match saved {
@@ -231,7 +278,8 @@ fn finish_case(
     let diff = crate::render::divergence(line, d);
     let _ = writeln!(
         out,
-        "DIVERGENCE in case {case} (seed {seed}) at step {} of {}: {}",
+        "DIVERGENCE in case {case} of seed {} at step {} of {}: {}",
+        cfg.seed,
         at + 1,
         cfg.steps,
         d.class
@@ -298,6 +346,7 @@ fn finish_case(
     }
     let replay = cfg.replay_command(&replay_path);
     let _ = writeln!(out, "  replay:   {replay}");
+    let _ = writeln!(out, "  rerun:    {}", cfg.run_command(Some(case)));
     CaseStatus::Diverged {
         step: at + 1,
         class: d.class.to_string(),
@@ -345,7 +394,20 @@ pub fn print_summary(s: &Summary, out: &mut dyn Write) {
         s.coverage_hit, s.coverage_total
     );
     if !s.coverage_missed.is_empty() {
-        let _ = writeln!(out, "  missed: {}", s.coverage_missed.join(", "));
+        const SHOWN: usize = 12;
+        let more = s.coverage_missed.len().saturating_sub(SHOWN);
+        let shown: Vec<&str> = s
+            .coverage_missed
+            .iter()
+            .take(SHOWN)
+            .map(String::as_str)
+            .collect();
+        let tail = if more > 0 {
+            format!(" (+{more} more; --report lists all)")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "  missed: {}{tail}", shown.join(", "));
     }
     let _ = writeln!(
         out,

@@ -67,7 +67,10 @@ pub fn check_trace(
             None
         };
         let recorded_fits = !on_model && {
-            let res_ok = match (&line.res, &res) {
+            // A golden file records the expectation in `res`; a run trace
+            // records the target's answer there and the model's in `expect`.
+            let want_res = line.expect.as_ref().or(line.res.as_ref());
+            let res_ok = match (want_res, &res) {
                 (Some(want), Some(got)) => {
                     normalize_response(want, profile) == normalize_response(got, profile)
                 }
@@ -104,6 +107,18 @@ pub fn check_all(
     let mut reports = Vec::new();
     for (n, f) in files.iter().enumerate() {
         let t = trace::read(f)?;
+        if !t
+            .lines
+            .iter()
+            .any(|l| l.res.is_some() || l.expect.is_some() || l.state.is_some())
+        {
+            return Err(trace::TraceError {
+                file: f.display().to_string(),
+                line: 1,
+                column: 1,
+                message: "no recorded answers to check against (is this a golden file?)".into(),
+            });
+        }
         let started = Instant::now();
         let mut t = t;
         if t.header.retry_timeout() != profile.retry_timeout {
@@ -137,7 +152,14 @@ pub fn check_all(
             }
             Ok((_, Some((i, d)))) => {
                 let diff = crate::render::divergence(&t.lines[i], &d);
-                let _ = writeln!(out, "FAIL {} at line {}: {}", f.display(), i + 2, d.class);
+                let _ = writeln!(
+                    out,
+                    "FAIL {} at step {} (line {}): {}",
+                    f.display(),
+                    i + 1,
+                    i + 2,
+                    d.class
+                );
                 let _ = write!(out, "{diff}");
                 let replay = format!(
                     "{} check {} --target {}",
@@ -158,6 +180,7 @@ pub fn check_all(
             }
         };
         reports.push(CaseReport {
+            name: f.file_stem().map(|s| s.to_string_lossy().into_owned()),
             case: n as u64,
             seed: t.header.seed.unwrap_or(0),
             steps: t.lines.len(),

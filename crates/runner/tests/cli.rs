@@ -213,3 +213,73 @@ fn golden_writes_a_corpus_covering_every_reachable_branch() {
         "the embedded reference server passes what the model wrote: {out}"
     );
 }
+
+#[test]
+fn golden_refuses_to_overwrite_a_corpus_without_bless() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = |bless: bool| {
+        let mut c = conform();
+        c.arg("golden")
+            .arg("--out")
+            .arg(dir.path())
+            .args(["--count", "50"]);
+        if bless {
+            c.arg("--bless");
+        }
+        run(&mut c)
+    };
+    assert_eq!(gen(false).0, 0);
+    std::fs::write(
+        dir.path().join("mine.ndjson"),
+        "{\"kind\":\"promise.get\",\"now\":1,\"req\":{\"id\":\"a\"}}\n",
+    )
+    .unwrap();
+    let (code, _, err) = gen(false);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--bless"), "{err}");
+    assert_eq!(gen(true).0, 0);
+    assert!(
+        dir.path().join("mine.ndjson").exists(),
+        "--bless removes golden files only"
+    );
+}
+
+#[test]
+fn targets_must_be_loopback_http_urls() {
+    for url in [
+        "http://192.0.2.1:8001",
+        "ftp://127.0.0.1:21",
+        "127.0.0.1:8001",
+    ] {
+        let (code, _, err) =
+            run(conform().args(["run", "--cases", "1", "--no-progress", "--target", url]));
+        assert_eq!(code, 2, "{url}: {err}");
+    }
+}
+
+#[test]
+fn zero_cases_or_steps_is_bad_usage() {
+    assert_eq!(run(conform().args(["run", "--steps", "0"])).0, 2);
+    assert_eq!(run(conform().args(["run", "--cases", "0"])).0, 2);
+}
+
+#[test]
+fn check_refuses_a_file_with_nothing_to_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bare.ndjson");
+    std::fs::write(
+        &f,
+        "{\"kind\":\"promise.get\",\"now\":1,\"req\":{\"id\":\"a\"}}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(conform().arg("check").arg(&f));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no recorded answers"), "{err}");
+}
+
+#[test]
+fn a_missing_trace_file_says_it_cannot_be_read() {
+    let (code, _, err) = run(conform().args(["replay", "/nonexistent/x.ndjson"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read trace"), "{err}");
+}

@@ -91,13 +91,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Number of cases.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub cases: u64,
     /// Run only this case of the seed.
     #[arg(long)]
     pub case: Option<u64>,
     /// Steps per case.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = at_least_one)]
     pub steps: usize,
     /// Stop at the first failing case.
     #[arg(long)]
@@ -166,7 +166,8 @@ pub struct GoldenArgs {
     /// Record the expected state after every step.
     #[arg(long)]
     pub with_state: bool,
-    /// Replace the `.ndjson` files already in the output directory.
+    /// Replace the golden files already in the output directory (without
+    /// it, an output directory holding golden files is refused).
     #[arg(long)]
     pub bless: bool,
     /// Retry timeout of the model, in ms.
@@ -208,4 +209,13 @@ pub struct ExportArgs {
     /// Output file (default: standard output).
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// A positive count.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -17,6 +17,22 @@ use runner::{export, golden, trace, verify};
 use super::args::*;
 use super::{BAD_INPUT, DIVERGED, OK, TARGET_FAULT};
 
+/// `println!` that does not panic when stdout is closed (`| head`).
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `print!` that does not panic when stdout is closed.
+macro_rules! say_raw {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
 /// Run the parsed command.
 pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
@@ -35,18 +51,15 @@ fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     code
 }
 
-/// The profile from `--profile`, with `--retry-timeout` applied over it
-/// (and over `header_retry`, a trace header's value, when given).
+/// The profile from `--profile`, its retry timeout overridden by
+/// `--retry-timeout`, else by `header_retry` (a trace header's value).
 fn profile(t: &TargetArgs, header_retry: Option<u64>) -> Result<Profile, String> {
     let mut p = match &t.profile {
         Some(path) => Profile::load(path)?,
         None => Profile::default(),
     };
-    if let Some(r) = t.retry_timeout.or(if t.profile.is_none() {
-        header_retry
-    } else {
-        None
-    }) {
+    // The flag wins, then what the trace was run with, then the profile.
+    if let Some(r) = t.retry_timeout.or(header_retry) {
         p.retry_timeout = r;
     }
     Ok(p)
@@ -67,6 +80,28 @@ fn target_url(t: &TargetArgs, p: &Profile) -> Result<(String, Option<ServerHandl
     }
 }
 
+/// `--target` must be an http(s) URL on a loopback address: anything
+/// else is bad usage (exit 2), never a request.
+fn check_target_flag(t: &TargetArgs) -> Result<(), i32> {
+    let Some(url) = &t.target else { return Ok(()) };
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    if !scheme_ok {
+        return Err(fail(
+            BAD_INPUT,
+            format!("--target {url}: expected an http:// URL such as http://127.0.0.1:8001"),
+        ));
+    }
+    if !runner::target::is_loopback_url(url) {
+        return Err(fail(
+            BAD_INPUT,
+            format!(
+                "--target {url}: only loopback addresses (127.0.0.0/8, ::1, localhost) are targets"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A connected target (and the embedded server behind it, if any).
 struct Connection {
     target: Target,
@@ -76,6 +111,7 @@ struct Connection {
 
 /// Connect to `--target` (or start the embedded server); exit 3 on failure.
 fn connect(t: &TargetArgs, p: &Profile) -> Result<Connection, i32> {
+    check_target_flag(t)?;
     let (url, server) = target_url(t, p).map_err(|e| fail(TARGET_FAULT, e))?;
     let target = Target::new(&url, Duration::from_millis(t.timeout_ms))
         .map_err(|e| fail(TARGET_FAULT, e))?;
@@ -98,9 +134,18 @@ fn open_trace(file: &Path, t: &TargetArgs) -> Result<(trace::Trace, Profile, Con
 fn serve_cmd(a: ServeArgs) -> i32 {
     if a.list_mutants {
         for m in serve::mutant_names() {
-            println!("{m}");
+            say!("{m:<26} {}", serve::mutant_description(m));
         }
         return OK;
+    }
+    if !a.bind.is_loopback() {
+        return fail(
+            BAD_INPUT,
+            format!(
+                "--bind {}: the reference server binds loopback addresses only",
+                a.bind
+            ),
+        );
     }
     let opts = ServeOptions {
         port: a.port,
@@ -112,11 +157,17 @@ fn serve_cmd(a: ServeArgs) -> i32 {
     match serve::run_blocking(opts) {
         Ok(()) => OK,
         Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => fail(BAD_INPUT, e),
-        Err(e) => fail(BAD_INPUT, format!("cannot serve: {e}")),
+        Err(e) => fail(
+            BAD_INPUT,
+            format!("cannot serve on {}:{}: {e}", a.bind, a.port),
+        ),
     }
 }
 
 fn run_cmd(a: RunArgs) -> i32 {
+    if let Err(c) = check_target_flag(&a.target) {
+        return c;
+    }
     let p = match profile(&a.target, None) {
         Ok(p) => p,
         Err(e) => return fail(BAD_INPUT, e),
@@ -166,19 +217,7 @@ fn run_cmd(a: RunArgs) -> i32 {
     let summary = run::run(&cfg, &mut out);
     run::print_summary(&summary, &mut out);
     if summary.divergences + summary.faults > 0 {
-        let _ = writeln!(
-            out,
-            "reproduce the run: {} run --seed {} --cases {} --steps {}{}",
-            run::program(),
-            cfg.seed,
-            cfg.cases,
-            cfg.steps,
-            if cfg.embedded {
-                String::new()
-            } else {
-                format!(" --target {}", cfg.target)
-            }
-        );
+        let _ = writeln!(out, "reproduce the run: {}", cfg.run_command(None));
     }
     write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
     run::exit_code(&summary)
@@ -199,7 +238,16 @@ fn write_reports(s: &Summary, junit: Option<&Path>, json: Option<&Path>) {
 
 /// Read a trace, mapping a malformed file to exit code 2.
 fn read_trace(path: &Path) -> Result<trace::Trace, i32> {
-    trace::read(path).map_err(|e| fail(BAD_INPUT, format!("malformed trace: {e}")))
+    trace::read(path).map_err(|e| {
+        if e.line == 0 {
+            fail(
+                BAD_INPUT,
+                format!("cannot read trace {}: {}", e.file, e.message),
+            )
+        } else {
+            fail(BAD_INPUT, format!("malformed trace: {e}"))
+        }
+    })
 }
 
 fn check_state(t: &TargetArgs, header: &trace::Header) -> bool {
@@ -227,27 +275,39 @@ fn replay_cmd(a: ReplayArgs) -> i32 {
             check_state: check_state(&a.target, &t.header),
         },
     );
-    println!(
-        "replay {} ({} steps) against {url}",
+    let embedded = if a.target.target.is_none() {
+        " (embedded reference server)"
+    } else {
+        ""
+    };
+    say!(
+        "replay {} ({} steps) against {url}{embedded}",
         a.file.display(),
         t.lines.len()
     );
+    if t.header.spec != model::SPEC_COMMIT {
+        say!(
+            "note: recorded against spec {}, this model is spec {}",
+            t.header.spec,
+            model::SPEC_COMMIT
+        );
+    }
     if let Some(e) = ex.fault {
         return fail(TARGET_FAULT, format!("{e} (at step {})", ex.lines.len()));
     }
     match ex.divergence {
         Some((i, d)) => {
-            println!(
+            say!(
                 "DIVERGENCE at step {} of {}: {}",
                 i + 1,
                 t.lines.len(),
                 d.class
             );
-            print!("{}", runner::render::divergence(&ex.lines[i], &d));
+            say_raw!("{}", runner::render::divergence(&ex.lines[i], &d));
             DIVERGED
         }
         None => {
-            println!(
+            say!(
                 "no divergence: {} steps, {} explained by latitude",
                 ex.lines.len(),
                 ex.latitude
@@ -276,13 +336,21 @@ fn shrink_cmd(a: ShrinkArgs) -> i32 {
         return fail(TARGET_FAULT, e);
     }
     let Some((_, d)) = first.divergence else {
-        println!(
+        say!(
             "{} does not diverge against {url}: nothing to shrink",
             a.file.display()
         );
+        if a.target.target.is_none() {
+            let hint = t
+                .header
+                .target
+                .as_deref()
+                .unwrap_or("the server it diverged against");
+            say!("(no --target: that was the embedded reference server; the trace was recorded against {hint})");
+        }
         return OK;
     };
-    println!(
+    say!(
         "shrinking {} ({} steps, {}) against {url}",
         a.file.display(),
         t.lines.len(),
@@ -313,7 +381,7 @@ fn shrink_cmd(a: ShrinkArgs) -> i32 {
     ) {
         return fail(BAD_INPUT, format!("cannot write {}: {e}", path.display()));
     }
-    println!(
+    say!(
         "shrunk {} → {} steps in {:.1}s ({} candidates{}): {}",
         t.lines.len(),
         best.lines.len(),
@@ -327,7 +395,7 @@ fn shrink_cmd(a: ShrinkArgs) -> i32 {
         path.display()
     );
     if let Some((i, d)) = &best.divergence {
-        print!("{}", runner::render::divergence(&best.lines[*i], d));
+        say_raw!("{}", runner::render::divergence(&best.lines[*i], d));
     }
     let target_flag = a
         .target
@@ -335,7 +403,7 @@ fn shrink_cmd(a: ShrinkArgs) -> i32 {
         .as_ref()
         .map(|u| format!(" --target {u}"))
         .unwrap_or_default();
-    println!(
+    say!(
         "replay: {} replay {}{target_flag}",
         run::program(),
         path.display()
@@ -359,25 +427,36 @@ fn golden_cmd(a: GoldenArgs) -> i32 {
         with_state: a.with_state,
         retry_timeout: a.retry_timeout,
     };
+    let existing = golden::existing(&a.out);
+    if !existing.is_empty() && !a.bless {
+        return fail(
+            BAD_INPUT,
+            format!(
+                "{} already holds {} golden files; pass --bless to replace them (review with git diff), or choose another --out",
+                a.out.display(),
+                existing.len()
+            ),
+        );
+    }
     let files = golden::build(&opts);
-    if let Err(e) = golden::write(&a.out, &files, a.bless) {
+    if let Err(e) = golden::write(&a.out, &files) {
         return fail(BAD_INPUT, format!("cannot write {}: {e}", a.out.display()));
     }
     let traces: Vec<_> = files.iter().map(|f| f.trace.clone()).collect();
     let (hit, missed) = golden::coverage(&traces);
     let reachable = model::branch::ALL.iter().filter(|b| b.reachable()).count();
     let steps: usize = traces.iter().map(|t| t.lines.len()).sum();
-    println!(
+    say!(
         "wrote {} golden files ({steps} steps) to {}",
         files.len(),
         a.out.display()
     );
-    println!(
+    say!(
         "branch coverage: {}/{reachable} reachable",
         hit.iter().filter(|b| b.reachable()).count()
     );
     if !missed.is_empty() {
-        println!(
+        say!(
             "missed: {}",
             missed
                 .iter()
@@ -410,7 +489,7 @@ fn check_cmd(a: CheckArgs) -> i32 {
         Err(c) => return c,
     };
     let (target, url) = (&mut conn.target, conn.url.clone());
-    println!(
+    say!(
         "conform {} check {} ({} files) against {url}",
         env!("CARGO_PKG_VERSION"),
         a.path.display(),
@@ -423,7 +502,7 @@ fn check_cmd(a: CheckArgs) -> i32 {
         Err(e) => return fail(BAD_INPUT, format!("malformed trace: {e}")),
     };
     let summary = Summary::new(0, &url, &p.name, reports, started.elapsed());
-    println!(
+    say!(
         "{} files, {} passed, {} failed, {} target faults",
         summary.cases,
         summary.cases - summary.divergences - summary.faults,

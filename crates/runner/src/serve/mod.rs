@@ -27,7 +27,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
 
-pub use mutant::mutant_names;
+pub use mutant::{mutant_description, mutant_names};
 
 /// How to serve the model.
 #[derive(Clone, Debug, PartialEq, Eq)]

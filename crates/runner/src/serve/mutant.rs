@@ -37,6 +37,25 @@ pub fn mutant_names() -> &'static [&'static str] {
     &NAMES
 }
 
+/// What a mutant gets wrong, in one line.
+pub fn mutant_description(name: &str) -> &'static str {
+    match name {
+        "acquire-no-version-check" => {
+            "task.acquire of a pending task ignores the requested version"
+        }
+        "settle-timedout-early" => {
+            "promise.get times out a pending non-timer promise up to 1000 ms before its deadline"
+        }
+        "release-bumps-version" => "task.release increments the version",
+        "suspend-no-300" => {
+            "task.suspend on an already-settled awaited promise parks the task (200) instead of 300"
+        }
+        "heartbeat-ignores-pid" => "task.heartbeat refreshes leases held by any pid",
+        "halt-not-idempotent" => "task.halt of a halted task answers 409",
+        _ => "",
+    }
+}
+
 /// The canonical `'static` spelling of a mutant name.
 pub(crate) fn lookup(name: &str) -> Option<&'static str> {
     NAMES.iter().copied().find(|n| *n == name)
