@@ -202,7 +202,7 @@ fn run_cmd(a: RunArgs) -> i32 {
     let mut out = std::io::stdout();
     let _ = writeln!(
         out,
-        "conform {} (spec {}) run: seed {} cases {} steps {} target {} profile {} retry-timeout {} state {} shrink {}",
+        "conform {} (spec {}) run: seed {} cases {} steps {} target {} profile {} retry-timeout {} state {} shrink {} timeout-ms {} fail-fast {} out-dir {}",
         env!("CARGO_PKG_VERSION"),
         model::SPEC_COMMIT,
         cfg.seed,
@@ -213,6 +213,9 @@ fn run_cmd(a: RunArgs) -> i32 {
         cfg.profile.retry_timeout,
         if cfg.check_state { "on" } else { "off" },
         if cfg.shrink { format!("{}s", a.shrink_time) } else { "off".into() },
+        cfg.request_timeout.as_millis(),
+        if cfg.fail_fast { "on" } else { "off" },
+        cfg.out_dir.display(),
     );
     let summary = run::run(&cfg, &mut out);
     run::print_summary(&summary, &mut out);
