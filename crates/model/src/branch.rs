@@ -4,6 +4,14 @@
 //! `handler/branch` (e.g. `task.acquire/version_mismatch_409`). Handlers
 //! record the branches a step takes; the runner reports coverage from them,
 //! and each has a unit test named after it (`task_acquire__version_mismatch_409`).
+//!
+//! Where the Lean's guard is a conjunction or a disjunction, the branch is
+//! followed by a marker naming the reason that decided it, evaluated in the
+//! Lean's order (`handler/branch/reason`): the first false conjunct
+//! (`task.heartbeat/ref_not_held_skipped/pid`), or why a promise is not
+//! live, `settled` (state ≠ pending) before `expired` (timeoutAt ≤ now).
+//! The marker is recorded in addition to, right after, its branch, so a
+//! scenario that takes one reason cannot stand in for another.
 
 use std::fmt;
 
@@ -74,6 +82,8 @@ branches! {
     PROMISE_REGISTER_CALLBACK_AWAITER_NO_TARGET_422 = "promise.register_callback/awaiter_no_target_422";
     PROMISE_REGISTER_CALLBACK_REGISTERED_200 = "promise.register_callback/registered_200";
     PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200 = "promise.register_callback/awaiter_not_live_200";
+    PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200_SETTLED = "promise.register_callback/awaiter_not_live_200/settled";
+    PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200_EXPIRED = "promise.register_callback/awaiter_not_live_200/expired";
     PROMISE_REGISTER_CALLBACK_AWAITED_EXPIRED_PROJECTED_200 = "promise.register_callback/awaited_expired_projected_200";
     PROMISE_REGISTER_CALLBACK_AWAITED_SETTLED_200 = "promise.register_callback/awaited_settled_200";
     // P-05
@@ -88,6 +98,8 @@ branches! {
     TASK_GET_PROMISE_NOT_FOUND_404 = "task.get/promise_not_found_404";
     TASK_GET_LIVE_200 = "task.get/live_200";
     TASK_GET_PROJECTED_FULFILLED_200 = "task.get/projected_fulfilled_200";
+    TASK_GET_PROJECTED_FULFILLED_200_SETTLED = "task.get/projected_fulfilled_200/settled";
+    TASK_GET_PROJECTED_FULFILLED_200_EXPIRED = "task.get/projected_fulfilled_200/expired";
     // T-02
     TASK_CREATE_NEW_ACQUIRED_200 = "task.create/new_acquired_200";
     TASK_CREATE_NEW_EXPIRED_FULFILLED_200 = "task.create/new_expired_fulfilled_200";
@@ -101,6 +113,8 @@ branches! {
     TASK_ACQUIRE_PROMISE_NOT_FOUND_409 = "task.acquire/promise_not_found_409";
     TASK_ACQUIRE_NOT_PENDING_409 = "task.acquire/not_pending_409";
     TASK_ACQUIRE_PROMISE_NOT_LIVE_409 = "task.acquire/promise_not_live_409";
+    TASK_ACQUIRE_PROMISE_NOT_LIVE_409_SETTLED = "task.acquire/promise_not_live_409/settled";
+    TASK_ACQUIRE_PROMISE_NOT_LIVE_409_EXPIRED = "task.acquire/promise_not_live_409/expired";
     TASK_ACQUIRE_VERSION_MISMATCH_409 = "task.acquire/version_mismatch_409";
     TASK_ACQUIRE_ACQUIRED_200 = "task.acquire/acquired_200";
     // T-04
@@ -108,6 +122,8 @@ branches! {
     TASK_FENCE_PROMISE_NOT_FOUND_409 = "task.fence/promise_not_found_409";
     TASK_FENCE_NOT_ACQUIRED_409 = "task.fence/not_acquired_409";
     TASK_FENCE_PROMISE_NOT_LIVE_409 = "task.fence/promise_not_live_409";
+    TASK_FENCE_PROMISE_NOT_LIVE_409_SETTLED = "task.fence/promise_not_live_409/settled";
+    TASK_FENCE_PROMISE_NOT_LIVE_409_EXPIRED = "task.fence/promise_not_live_409/expired";
     TASK_FENCE_VERSION_MISMATCH_409 = "task.fence/version_mismatch_409";
     TASK_FENCE_CREATE_200 = "task.fence/create_200";
     TASK_FENCE_SETTLE_200 = "task.fence/settle_200";
@@ -115,23 +131,34 @@ branches! {
     TASK_HEARTBEAT_OK_200 = "task.heartbeat/ok_200";
     TASK_HEARTBEAT_REF_TASK_NOT_FOUND_SKIPPED = "task.heartbeat/ref_task_not_found_skipped";
     TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED = "task.heartbeat/ref_not_held_skipped";
+    TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_NOT_ACQUIRED = "task.heartbeat/ref_not_held_skipped/not_acquired";
+    TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_VERSION = "task.heartbeat/ref_not_held_skipped/version";
+    TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_PID = "task.heartbeat/ref_not_held_skipped/pid";
     TASK_HEARTBEAT_REF_PROMISE_NOT_FOUND_SKIPPED = "task.heartbeat/ref_promise_not_found_skipped";
     TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED = "task.heartbeat/ref_promise_not_live_skipped";
+    TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED_SETTLED = "task.heartbeat/ref_promise_not_live_skipped/settled";
+    TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED_EXPIRED = "task.heartbeat/ref_promise_not_live_skipped/expired";
     TASK_HEARTBEAT_REF_REFRESHED = "task.heartbeat/ref_refreshed";
     // T-06
     TASK_SUSPEND_TASK_NOT_FOUND_404 = "task.suspend/task_not_found_404";
     TASK_SUSPEND_PROMISE_NOT_FOUND_409 = "task.suspend/promise_not_found_409";
     TASK_SUSPEND_NOT_ACQUIRED_409 = "task.suspend/not_acquired_409";
     TASK_SUSPEND_PROMISE_NOT_LIVE_409 = "task.suspend/promise_not_live_409";
+    TASK_SUSPEND_PROMISE_NOT_LIVE_409_SETTLED = "task.suspend/promise_not_live_409/settled";
+    TASK_SUSPEND_PROMISE_NOT_LIVE_409_EXPIRED = "task.suspend/promise_not_live_409/expired";
     TASK_SUSPEND_VERSION_MISMATCH_409 = "task.suspend/version_mismatch_409";
     TASK_SUSPEND_AWAITED_NOT_FOUND_422 = "task.suspend/awaited_not_found_422";
     TASK_SUSPEND_ALREADY_SETTLED_300 = "task.suspend/already_settled_300";
+    TASK_SUSPEND_ALREADY_SETTLED_300_SETTLED = "task.suspend/already_settled_300/settled";
+    TASK_SUSPEND_ALREADY_SETTLED_300_EXPIRED = "task.suspend/already_settled_300/expired";
     TASK_SUSPEND_SUSPENDED_200 = "task.suspend/suspended_200";
     // T-07
     TASK_FULFILL_TASK_NOT_FOUND_404 = "task.fulfill/task_not_found_404";
     TASK_FULFILL_PROMISE_NOT_FOUND_409 = "task.fulfill/promise_not_found_409";
     TASK_FULFILL_NOT_ACQUIRED_409 = "task.fulfill/not_acquired_409";
     TASK_FULFILL_PROMISE_NOT_LIVE_409 = "task.fulfill/promise_not_live_409";
+    TASK_FULFILL_PROMISE_NOT_LIVE_409_SETTLED = "task.fulfill/promise_not_live_409/settled";
+    TASK_FULFILL_PROMISE_NOT_LIVE_409_EXPIRED = "task.fulfill/promise_not_live_409/expired";
     TASK_FULFILL_VERSION_MISMATCH_409 = "task.fulfill/version_mismatch_409";
     TASK_FULFILL_FULFILLED_200 = "task.fulfill/fulfilled_200";
     // T-08
@@ -139,6 +166,8 @@ branches! {
     TASK_RELEASE_PROMISE_NOT_FOUND_409 = "task.release/promise_not_found_409";
     TASK_RELEASE_NOT_ACQUIRED_409 = "task.release/not_acquired_409";
     TASK_RELEASE_PROMISE_NOT_LIVE_409 = "task.release/promise_not_live_409";
+    TASK_RELEASE_PROMISE_NOT_LIVE_409_SETTLED = "task.release/promise_not_live_409/settled";
+    TASK_RELEASE_PROMISE_NOT_LIVE_409_EXPIRED = "task.release/promise_not_live_409/expired";
     TASK_RELEASE_VERSION_MISMATCH_409 = "task.release/version_mismatch_409";
     TASK_RELEASE_RELEASED_200 = "task.release/released_200";
     // T-09
@@ -227,4 +256,16 @@ pub const UNREACHABLE: &[Branch] = &[
     TASK_LEASE_TIMEOUT_NOT_ACQUIRED,
     TASK_LEASE_TIMEOUT_NO_PROMISE,
     SCHEDULE_TIMEOUT_NO_SCHEDULE,
+    // Settling a promise fulfills its task (`promise.settle`, `task.fulfill`
+    // and `onPromiseTimeout` share the cascade), and a task created on an
+    // expired promise is born fulfilled: a task that is pending or acquired
+    // always has a pending promise (checked in `tests/invariants.rs`). These
+    // guards require a pending or acquired task before they read the promise,
+    // so its promise can only be expired, never settled.
+    TASK_ACQUIRE_PROMISE_NOT_LIVE_409_SETTLED,
+    TASK_FENCE_PROMISE_NOT_LIVE_409_SETTLED,
+    TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED_SETTLED,
+    TASK_SUSPEND_PROMISE_NOT_LIVE_409_SETTLED,
+    TASK_FULFILL_PROMISE_NOT_LIVE_409_SETTLED,
+    TASK_RELEASE_PROMISE_NOT_LIVE_409_SETTLED,
 ];

@@ -642,13 +642,62 @@ fn promise_register_callback__awaiter_not_live_200() {
     assert_eq!(m.apply(&register_callback("b", "a"), 10_000), ok(b.clone()));
     assert_eq!(
         m.take_hits(),
-        [PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200]
+        [
+            PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200,
+            PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200_EXPIRED
+        ]
     );
     // … or settled: 200 with the awaited promise, nothing recorded.
     assert_eq!(m.apply(&register_callback("b", "s"), 2000), ok(b));
     assert_eq!(
         m.take_hits(),
-        [PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200]
+        [
+            PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200,
+            PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200_SETTLED
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn promise_register_callback__awaiter_not_live_200__settled() {
+    let mut m = setup(&[
+        (1000, promise_create("s", 10_000, target())),
+        (1000, promise_create("b", 100_000, plain())),
+        (1500, promise_settle("s", PromiseState::Resolved)),
+    ]);
+    let before = m.state.clone();
+    let b = pending("b", 100_000, 1000, plain());
+    // Settled, before and past the awaiter's deadline: settled is read first.
+    for now in [2000, 20_000] {
+        assert_eq!(m.apply(&register_callback("b", "s"), now), ok(b.clone()));
+        assert_eq!(
+            m.take_hits(),
+            [
+                PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200,
+                PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200_SETTLED
+            ]
+        );
+    }
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn promise_register_callback__awaiter_not_live_200__expired() {
+    let mut m = setup(&[
+        (1000, promise_create("a", 10_000, target())),
+        (1000, promise_create("b", 100_000, plain())),
+    ]);
+    let before = m.state.clone();
+    let b = pending("b", 100_000, 1000, plain());
+    // The awaiter pending at its deadline, its timeout not yet fired.
+    assert_eq!(m.apply(&register_callback("b", "a"), 10_000), ok(b));
+    assert_eq!(
+        m.take_hits(),
+        [
+            PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200,
+            PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200_EXPIRED
+        ]
     );
     assert_eq!(m.state, before);
 }

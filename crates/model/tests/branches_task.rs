@@ -52,6 +52,18 @@ fn orphan_task(t: TaskObject) -> Machine {
     m
 }
 
+/// Settle `id`'s promise behind its task's back (resolved with `"v"` at
+/// `at`, timeout disarmed), leaving the task as it was: a state the
+/// protocol never builds, since settling fulfills the task.
+fn settle_behind_task(m: &mut Machine, id: &str, at: u64) {
+    let mut p = m.state.get_promise(id).expect("promise").clone();
+    p.state = PromiseState::Resolved;
+    p.value = value("v");
+    p.settled_at = Some(at);
+    m.state.set_promise(p);
+    m.state.del_promise_timeout(id);
+}
+
 // ----- T-01 task.get -----
 
 #[test]
@@ -98,7 +110,64 @@ fn task_get__projected_fulfilled_200() {
         m.apply(&task_get("a"), 100_000),
         task_res(200, Some(task("a", TaskState::Fulfilled, 1, 0)))
     );
-    assert_eq!(m.take_hits(), [TASK_GET_PROJECTED_FULFILLED_200]);
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_GET_PROJECTED_FULFILLED_200,
+            TASK_GET_PROJECTED_FULFILLED_200_EXPIRED
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_get__projected_fulfilled_200__settled() {
+    let mut m = setup(
+        &[
+            acquired_a(),
+            vec![(2000, fulfill("a", 1, PromiseState::Resolved))],
+        ]
+        .concat(),
+    );
+    let before = m.state.clone();
+    // Settled, before and past its deadline: `settled` is read first.
+    for now in [3000, 100_000] {
+        assert_eq!(
+            m.apply(&task_get("a"), now),
+            task_res(200, Some(task("a", TaskState::Fulfilled, 1, 0)))
+        );
+        assert_eq!(
+            m.take_hits(),
+            [
+                TASK_GET_PROJECTED_FULFILLED_200,
+                TASK_GET_PROJECTED_FULFILLED_200_SETTLED
+            ]
+        );
+    }
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_get__projected_fulfilled_200__expired() {
+    let mut m = setup(&acquired_a());
+    let before = m.state.clone();
+    // Live one millisecond before the deadline, projected from it on.
+    assert_eq!(
+        m.apply(&task_get("a"), 99_999),
+        task_res(200, Some(held("a", 1, "p1", 30_000, 0)))
+    );
+    assert_eq!(m.take_hits(), [TASK_GET_LIVE_200]);
+    assert_eq!(
+        m.apply(&task_get("a"), 100_000),
+        task_res(200, Some(task("a", TaskState::Fulfilled, 1, 0)))
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_GET_PROJECTED_FULFILLED_200,
+            TASK_GET_PROJECTED_FULFILLED_200_EXPIRED
+        ]
+    );
     assert_eq!(m.state, before);
 }
 
@@ -319,7 +388,57 @@ fn task_acquire__promise_not_live_409() {
             m.apply(&task_acquire("a", version, "p1", 30_000), 100_000),
             claim_failed(409)
         );
-        assert_eq!(m.take_hits(), [TASK_ACQUIRE_PROMISE_NOT_LIVE_409]);
+        assert_eq!(
+            m.take_hits(),
+            [
+                TASK_ACQUIRE_PROMISE_NOT_LIVE_409,
+                TASK_ACQUIRE_PROMISE_NOT_LIVE_409_EXPIRED
+            ]
+        );
+    }
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_acquire__promise_not_live_409__settled() {
+    // Unreachable (a pending task's promise is pending): hand-built.
+    let mut m = setup(&pending_a());
+    settle_behind_task(&mut m, "a", 2000);
+    let before = m.state.clone();
+    // Settled beats expired: the same reason before and past the deadline.
+    for now in [3000, 100_000] {
+        assert_eq!(
+            m.apply(&task_acquire("a", 0, "p1", 30_000), now),
+            claim_failed(409)
+        );
+        assert_eq!(
+            m.take_hits(),
+            [
+                TASK_ACQUIRE_PROMISE_NOT_LIVE_409,
+                TASK_ACQUIRE_PROMISE_NOT_LIVE_409_SETTLED
+            ]
+        );
+    }
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_acquire__promise_not_live_409__expired() {
+    let mut m = setup(&pending_a());
+    let before = m.state.clone();
+    // Pending, at and well past the deadline, the timeout not yet fired.
+    for now in [100_000, 150_000] {
+        assert_eq!(
+            m.apply(&task_acquire("a", 0, "p1", 30_000), now),
+            claim_failed(409)
+        );
+        assert_eq!(
+            m.take_hits(),
+            [
+                TASK_ACQUIRE_PROMISE_NOT_LIVE_409,
+                TASK_ACQUIRE_PROMISE_NOT_LIVE_409_EXPIRED
+            ]
+        );
     }
     assert_eq!(m.state, before);
 }
@@ -391,7 +510,48 @@ fn task_fence__promise_not_live_409() {
     let before = m.state.clone();
     let req = fence_settle("a", 1, settle_req("a", PromiseState::Resolved));
     assert_eq!(m.apply(&req, 100_000), fence_failed(409));
-    assert_eq!(m.take_hits(), [TASK_FENCE_PROMISE_NOT_LIVE_409]);
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_FENCE_PROMISE_NOT_LIVE_409,
+            TASK_FENCE_PROMISE_NOT_LIVE_409_EXPIRED
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_fence__promise_not_live_409__settled() {
+    // Unreachable (an acquired task's promise is pending): hand-built.
+    let mut m = setup(&acquired_a());
+    settle_behind_task(&mut m, "a", 2000);
+    let before = m.state.clone();
+    let req = fence_create("a", 1, create_req("a.1", 50_000, plain()));
+    assert_eq!(m.apply(&req, 3000), fence_failed(409));
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_FENCE_PROMISE_NOT_LIVE_409,
+            TASK_FENCE_PROMISE_NOT_LIVE_409_SETTLED
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_fence__promise_not_live_409__expired() {
+    let mut m = setup(&acquired_a());
+    let before = m.state.clone();
+    // The inner create is not run: no `a.1`.
+    let req = fence_create("a", 1, create_req("a.1", 200_000, plain()));
+    assert_eq!(m.apply(&req, 100_000), fence_failed(409));
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_FENCE_PROMISE_NOT_LIVE_409,
+            TASK_FENCE_PROMISE_NOT_LIVE_409_EXPIRED
+        ]
+    );
     assert_eq!(m.state, before);
 }
 
@@ -543,7 +703,9 @@ fn task_heartbeat__ref_not_held_skipped() {
         m.take_hits(),
         [
             TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_VERSION,
             TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_NOT_ACQUIRED,
             TASK_HEARTBEAT_OK_200
         ]
     );
@@ -553,7 +715,97 @@ fn task_heartbeat__ref_not_held_skipped() {
     );
     assert_eq!(
         m.take_hits(),
-        [TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED, TASK_HEARTBEAT_OK_200]
+        [
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_PID,
+            TASK_HEARTBEAT_OK_200
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_heartbeat__ref_not_held_skipped__not_acquired() {
+    let mut m = setup(
+        &[
+            acquired_a(),
+            vec![
+                (1000, promise_create("b", 100_000, target())),
+                (1000, halt("a")),
+            ],
+        ]
+        .concat(),
+    );
+    let before = m.state.clone();
+    // Pending `b` at its version, halted `a` at its version: not acquired.
+    assert_eq!(
+        m.apply(&heartbeat("p1", &[("b", 0), ("a", 1)]), 2000),
+        Response::Status(200)
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_NOT_ACQUIRED,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_NOT_ACQUIRED,
+            TASK_HEARTBEAT_OK_200
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_heartbeat__ref_not_held_skipped__version() {
+    let mut m = setup(&acquired_a());
+    let before = m.state.clone();
+    // A stale and a future version; with the wrong pid as well, the version
+    // is still the reason (the first false conjunct).
+    assert_eq!(
+        m.apply(&heartbeat("p1", &[("a", 0), ("a", 2)]), 2000),
+        Response::Status(200)
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_VERSION,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_VERSION,
+            TASK_HEARTBEAT_OK_200
+        ]
+    );
+    assert_eq!(
+        m.apply(&heartbeat("p2", &[("a", 0)]), 2000),
+        Response::Status(200)
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_VERSION,
+            TASK_HEARTBEAT_OK_200
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_heartbeat__ref_not_held_skipped__pid() {
+    let mut m = setup(&acquired_a());
+    let before = m.state.clone();
+    // Acquired at this version, by another pid: the lease is not refreshed.
+    assert_eq!(
+        m.apply(&heartbeat("p2", &[("a", 1)]), 20_000),
+        Response::Status(200)
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED,
+            TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_PID,
+            TASK_HEARTBEAT_OK_200
+        ]
     );
     assert_eq!(m.state, before);
 }
@@ -589,10 +841,57 @@ fn task_heartbeat__ref_promise_not_live_skipped() {
         m.take_hits(),
         [
             TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED,
+            TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED_EXPIRED,
             TASK_HEARTBEAT_OK_200
         ]
     );
     assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_heartbeat__ref_promise_not_live_skipped__settled() {
+    // Unreachable (an acquired task's promise is pending): hand-built.
+    let mut m = setup(&acquired_a());
+    settle_behind_task(&mut m, "a", 2000);
+    let before = m.state.clone();
+    assert_eq!(
+        m.apply(&heartbeat("p1", &[("a", 1)]), 3000),
+        Response::Status(200)
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED,
+            TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED_SETTLED,
+            TASK_HEARTBEAT_OK_200
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_heartbeat__ref_promise_not_live_skipped__expired() {
+    // Leases outlive `a`'s deadline (100 000) but not `c`'s (300 000).
+    let mut m = setup(&[
+        (1000, task_create("p1", 200_000, "a", 100_000, target())),
+        (1000, task_create("p1", 200_000, "c", 300_000, target())),
+    ]);
+    let want = Want::of(&m);
+    assert_eq!(
+        m.apply(&heartbeat("p1", &[("a", 1), ("c", 1)]), 100_000),
+        Response::Status(200)
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED,
+            TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED_EXPIRED,
+            TASK_HEARTBEAT_REF_REFRESHED,
+            TASK_HEARTBEAT_OK_200
+        ]
+    );
+    // `a`'s lease stays at 201 000; `c`'s is re-armed.
+    want.task_timeout("c", LEASE, 300_000).check(&m);
 }
 
 #[test]
@@ -660,7 +959,58 @@ fn task_suspend__promise_not_live_409() {
     );
     let before = m.state.clone();
     assert_eq!(m.apply(&suspend("a", 1, &["b"]), 100_000), suspend_res(409));
-    assert_eq!(m.take_hits(), [TASK_SUSPEND_PROMISE_NOT_LIVE_409]);
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_SUSPEND_PROMISE_NOT_LIVE_409,
+            TASK_SUSPEND_PROMISE_NOT_LIVE_409_EXPIRED
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_suspend__promise_not_live_409__settled() {
+    // Unreachable (an acquired task's promise is pending): hand-built.
+    let mut m = setup(
+        &[
+            acquired_a(),
+            vec![(1000, promise_create("b", 50_000, plain()))],
+        ]
+        .concat(),
+    );
+    settle_behind_task(&mut m, "a", 2000);
+    let before = m.state.clone();
+    assert_eq!(m.apply(&suspend("a", 1, &["b"]), 3000), suspend_res(409));
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_SUSPEND_PROMISE_NOT_LIVE_409,
+            TASK_SUSPEND_PROMISE_NOT_LIVE_409_SETTLED
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_suspend__promise_not_live_409__expired() {
+    let mut m = setup(
+        &[
+            acquired_a(),
+            vec![(1000, promise_create("b", 500_000, plain()))],
+        ]
+        .concat(),
+    );
+    let before = m.state.clone();
+    // The task's own promise at its deadline, before the version (wrong).
+    assert_eq!(m.apply(&suspend("a", 2, &["b"]), 100_000), suspend_res(409));
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_SUSPEND_PROMISE_NOT_LIVE_409,
+            TASK_SUSPEND_PROMISE_NOT_LIVE_409_EXPIRED
+        ]
+    );
     assert_eq!(m.state, before);
 }
 
@@ -713,13 +1063,96 @@ fn task_suspend__already_settled_300() {
         m.apply(&suspend("a", 1, &["c", "b"]), 2000),
         suspend_res(300)
     );
-    assert_eq!(m.take_hits(), [TASK_SUSPEND_ALREADY_SETTLED_300]);
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_SUSPEND_ALREADY_SETTLED_300,
+            TASK_SUSPEND_ALREADY_SETTLED_300_SETTLED
+        ]
+    );
     let want = want.task(held("a", 1, "p1", 30_000, 0)).resumes("a", &[]);
     want.clone().check(&m);
     // A pending promise past its deadline counts as settled.
     assert_eq!(m.apply(&suspend("a", 1, &["e"]), 10_000), suspend_res(300));
-    assert_eq!(m.take_hits(), [TASK_SUSPEND_ALREADY_SETTLED_300]);
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_SUSPEND_ALREADY_SETTLED_300,
+            TASK_SUSPEND_ALREADY_SETTLED_300_EXPIRED
+        ]
+    );
     want.check(&m);
+}
+
+#[test]
+fn task_suspend__already_settled_300__settled() {
+    let mut m = setup(
+        &[
+            acquired_a(),
+            buffer_b_into_a(),
+            vec![(1000, promise_create("e", 60_000, plain()))],
+        ]
+        .concat(),
+    );
+    let want = Want::of(&m);
+    // `b` (deadline 50 000) is settled and past its deadline: settled only.
+    assert_eq!(m.apply(&suspend("a", 1, &["b"]), 60_000), suspend_res(300));
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_SUSPEND_ALREADY_SETTLED_300,
+            TASK_SUSPEND_ALREADY_SETTLED_300_SETTLED
+        ]
+    );
+    let want = want.task(held("a", 1, "p1", 30_000, 0)).resumes("a", &[]);
+    want.clone().check(&m);
+    // With `e` at its deadline as well, both reasons, settled first
+    // whatever the order of the actions.
+    assert_eq!(
+        m.apply(&suspend("a", 1, &["e", "b"]), 60_000),
+        suspend_res(300)
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_SUSPEND_ALREADY_SETTLED_300,
+            TASK_SUSPEND_ALREADY_SETTLED_300_SETTLED,
+            TASK_SUSPEND_ALREADY_SETTLED_300_EXPIRED
+        ]
+    );
+    want.check(&m);
+}
+
+#[test]
+fn task_suspend__already_settled_300__expired() {
+    let mut m = setup(
+        &[
+            acquired_a(),
+            buffer_b_into_a(),
+            vec![
+                (1000, promise_create("c", 50_000, plain())),
+                (1000, promise_create("e", 10_000, plain())),
+            ],
+        ]
+        .concat(),
+    );
+    let want = Want::of(&m);
+    // `e` pending at its deadline, `c` live: no callback on `c`, the
+    // buffered resume cleared.
+    assert_eq!(
+        m.apply(&suspend("a", 1, &["c", "e"]), 10_000),
+        suspend_res(300)
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_SUSPEND_ALREADY_SETTLED_300,
+            TASK_SUSPEND_ALREADY_SETTLED_300_EXPIRED
+        ]
+    );
+    want.task(held("a", 1, "p1", 30_000, 0))
+        .resumes("a", &[])
+        .check(&m);
 }
 
 #[test]
@@ -803,7 +1236,52 @@ fn task_fulfill__promise_not_live_409() {
         m.apply(&fulfill("a", 1, PromiseState::Resolved), 100_000),
         fulfill_res(409, None)
     );
-    assert_eq!(m.take_hits(), [TASK_FULFILL_PROMISE_NOT_LIVE_409]);
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_FULFILL_PROMISE_NOT_LIVE_409,
+            TASK_FULFILL_PROMISE_NOT_LIVE_409_EXPIRED
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_fulfill__promise_not_live_409__settled() {
+    // Unreachable (an acquired task's promise is pending): hand-built.
+    let mut m = setup(&acquired_a());
+    settle_behind_task(&mut m, "a", 2000);
+    let before = m.state.clone();
+    assert_eq!(
+        m.apply(&fulfill("a", 1, PromiseState::Rejected), 3000),
+        fulfill_res(409, None)
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_FULFILL_PROMISE_NOT_LIVE_409,
+            TASK_FULFILL_PROMISE_NOT_LIVE_409_SETTLED
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_fulfill__promise_not_live_409__expired() {
+    let mut m = setup(&acquired_a());
+    let before = m.state.clone();
+    // Past the deadline (and the lease), nothing fired yet: not settled.
+    assert_eq!(
+        m.apply(&fulfill("a", 1, PromiseState::Resolved), 150_000),
+        fulfill_res(409, None)
+    );
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_FULFILL_PROMISE_NOT_LIVE_409,
+            TASK_FULFILL_PROMISE_NOT_LIVE_409_EXPIRED
+        ]
+    );
     assert_eq!(m.state, before);
 }
 
@@ -901,7 +1379,46 @@ fn task_release__promise_not_live_409() {
     let mut m = setup(&acquired_a());
     let before = m.state.clone();
     assert_eq!(m.apply(&release("a", 1), 100_000), Response::Status(409));
-    assert_eq!(m.take_hits(), [TASK_RELEASE_PROMISE_NOT_LIVE_409]);
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_RELEASE_PROMISE_NOT_LIVE_409,
+            TASK_RELEASE_PROMISE_NOT_LIVE_409_EXPIRED
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_release__promise_not_live_409__settled() {
+    // Unreachable (an acquired task's promise is pending): hand-built.
+    let mut m = setup(&acquired_a());
+    settle_behind_task(&mut m, "a", 2000);
+    let before = m.state.clone();
+    assert_eq!(m.apply(&release("a", 1), 3000), Response::Status(409));
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_RELEASE_PROMISE_NOT_LIVE_409,
+            TASK_RELEASE_PROMISE_NOT_LIVE_409_SETTLED
+        ]
+    );
+    assert_eq!(m.state, before);
+}
+
+#[test]
+fn task_release__promise_not_live_409__expired() {
+    let mut m = setup(&acquired_a());
+    let before = m.state.clone();
+    // At the deadline, before the version (wrong).
+    assert_eq!(m.apply(&release("a", 2), 100_000), Response::Status(409));
+    assert_eq!(
+        m.take_hits(),
+        [
+            TASK_RELEASE_PROMISE_NOT_LIVE_409,
+            TASK_RELEASE_PROMISE_NOT_LIVE_409_EXPIRED
+        ]
+    );
     assert_eq!(m.state, before);
 }
 

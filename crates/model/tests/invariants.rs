@@ -3,7 +3,9 @@
 //!
 //! - a pending task has exactly one task timeout, of kind 0 (retry); an
 //!   acquired task exactly one, of kind 1 (lease); any other task none;
-//! - every task has its promise, and task versions never decrease;
+//! - every task has its promise, a task that is not fulfilled has a pending
+//!   one (so the spine's `promise_not_live_409/settled` markers are
+//!   unreachable), and task versions never decrease;
 //! - a settled promise holds no callbacks or listeners, and no pending
 //!   promise holds a callback to a settled promise;
 //! - journaling is exact: applying under `checkpoint` and rolling back
@@ -204,11 +206,17 @@ fn check(m: &Machine, versions: &mut HashMap<String, u64>) -> Result<(), TestCas
             _ => &[],
         };
         prop_assert_eq!(&kinds[..], want, "task timeouts of {:?}", t);
-        prop_assert!(
-            m.state.get_promise(&t.id).is_some(),
-            "task {} without promise",
-            t.id
-        );
+        let promise = m.state.get_promise(&t.id).map(|p| p.state);
+        prop_assert!(promise.is_some(), "task {} without promise", t.id);
+        if t.state != TaskState::Fulfilled {
+            prop_assert_eq!(
+                promise,
+                Some(PromiseState::Pending),
+                "{:?} task {} with a settled promise",
+                t.state,
+                &t.id
+            );
+        }
         let seen = versions.entry(t.id.clone()).or_insert(t.version);
         prop_assert!(
             t.version >= *seen,

@@ -1,20 +1,43 @@
 //! The validation spine shared by T-03, T-04, T-06, T-07 and T-08, in the
 //! Lean's order: task exists (404), its promise exists (409), the task is in
 //! the required state (409), the promise is pending and unexpired (409), the
-//! version matches (409).
+//! version matches (409). A promise that is not live is followed by its
+//! reason, `settled` before `expired` as the Lean's disjunction reads.
 
 use crate::branch::Branch;
 use crate::machine::Machine;
 use crate::state::{PromiseObject, TaskObject};
-use crate::types::{TaskState, Time};
+use crate::types::{PromiseState, TaskState, Time};
 
-/// The branch names of one handler's five guard failures.
+/// The branch names of one handler's five guard failures, and the two
+/// reasons of the fourth.
 pub(crate) struct Failures {
     pub task_not_found_404: Branch,
     pub promise_not_found_409: Branch,
     pub wrong_state_409: Branch,
     pub promise_not_live_409: Branch,
+    pub promise_not_live_409_why: NotLive,
     pub version_mismatch_409: Branch,
+}
+
+/// The reason markers of a branch taken because a promise is not live
+/// (`p.state != .pending ∨ p.timeoutAt ≤ now`).
+pub(crate) struct NotLive {
+    /// The promise is settled (`state != .pending`).
+    pub settled: Branch,
+    /// The promise is pending past its deadline (`timeoutAt ≤ now`).
+    pub expired: Branch,
+}
+
+impl NotLive {
+    /// The reason `p`, known not live, is not: the first true disjunct.
+    pub(crate) fn of(&self, p: &PromiseObject) -> Branch {
+        if p.state != PromiseState::Pending {
+            self.settled
+        } else {
+            self.expired
+        }
+    }
 }
 
 /// Run the spine; on success return clones of the task and its promise, on
@@ -38,7 +61,8 @@ pub(crate) fn check(
     let failure = if t.state != required {
         Some(f.wrong_state_409)
     } else if !p.is_live(now) {
-        Some(f.promise_not_live_409)
+        m.hits.push(f.promise_not_live_409);
+        Some(f.promise_not_live_409_why.of(p))
     } else if t.version != version {
         Some(f.version_mismatch_409)
     } else {

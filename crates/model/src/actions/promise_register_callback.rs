@@ -3,11 +3,17 @@
 //! recorded only while both promises are live, yet the answer is 200 with
 //! the awaited promise either way.
 
+use crate::actions::guard::NotLive;
 use crate::api::{PromiseRegisterCallbackReq, PromiseRes};
 use crate::branch::*;
 use crate::machine::Machine;
 use crate::state::TARGET;
 use crate::types::{PromiseState, Time};
+
+const AWAITER_NOT_LIVE: NotLive = NotLive {
+    settled: PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200_SETTLED,
+    expired: PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200_EXPIRED,
+};
 
 /// `promiseRegisterCallback`.
 pub fn promise_register_callback(
@@ -63,6 +69,7 @@ pub fn promise_register_callback(
         m.state.set_promise(awaited);
     } else {
         m.hits.push(PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200);
+        m.hits.push(AWAITER_NOT_LIVE.of(awaiter));
     }
     PromiseRes {
         status: 200,

@@ -2,7 +2,7 @@
 //! The pending→acquired transition: bump the version, take the lease, drop
 //! buffered resumes, swap the retry timeout for a lease timeout.
 
-use crate::actions::guard::{check, Failures};
+use crate::actions::guard::{check, Failures, NotLive};
 use crate::api::{TaskAcquireReq, TaskClaimRes};
 use crate::branch::*;
 use crate::machine::Machine;
@@ -14,6 +14,10 @@ const FAILURES: Failures = Failures {
     promise_not_found_409: TASK_ACQUIRE_PROMISE_NOT_FOUND_409,
     wrong_state_409: TASK_ACQUIRE_NOT_PENDING_409,
     promise_not_live_409: TASK_ACQUIRE_PROMISE_NOT_LIVE_409,
+    promise_not_live_409_why: NotLive {
+        settled: TASK_ACQUIRE_PROMISE_NOT_LIVE_409_SETTLED,
+        expired: TASK_ACQUIRE_PROMISE_NOT_LIVE_409_EXPIRED,
+    },
     version_mismatch_409: TASK_ACQUIRE_VERSION_MISMATCH_409,
 };
 

@@ -3,7 +3,7 @@
 //! `promise.create` / `promise.settle` handlers; the fence answers 200 and
 //! the inner response carries its own status.
 
-use crate::actions::guard::{check, Failures};
+use crate::actions::guard::{check, Failures, NotLive};
 use crate::actions::{promise_create::promise_create, promise_settle::promise_settle};
 use crate::api::{TaskFenceAction, TaskFenceInnerRes, TaskFenceReq, TaskFenceRes};
 use crate::branch::*;
@@ -15,6 +15,10 @@ const FAILURES: Failures = Failures {
     promise_not_found_409: TASK_FENCE_PROMISE_NOT_FOUND_409,
     wrong_state_409: TASK_FENCE_NOT_ACQUIRED_409,
     promise_not_live_409: TASK_FENCE_PROMISE_NOT_LIVE_409,
+    promise_not_live_409_why: NotLive {
+        settled: TASK_FENCE_PROMISE_NOT_LIVE_409_SETTLED,
+        expired: TASK_FENCE_PROMISE_NOT_LIVE_409_EXPIRED,
+    },
     version_mismatch_409: TASK_FENCE_VERSION_MISMATCH_409,
 };
 

@@ -3,7 +3,7 @@
 //! the task in one transition, running the settlement cascade. The action's
 //! own `id` is not read: the task's promise is the one settled.
 
-use crate::actions::guard::{check, Failures};
+use crate::actions::guard::{check, Failures, NotLive};
 use crate::actions::settle::settle;
 use crate::api::{TaskFulfillReq, TaskFulfillRes};
 use crate::branch::*;
@@ -16,6 +16,10 @@ const FAILURES: Failures = Failures {
     promise_not_found_409: TASK_FULFILL_PROMISE_NOT_FOUND_409,
     wrong_state_409: TASK_FULFILL_NOT_ACQUIRED_409,
     promise_not_live_409: TASK_FULFILL_PROMISE_NOT_LIVE_409,
+    promise_not_live_409_why: NotLive {
+        settled: TASK_FULFILL_PROMISE_NOT_LIVE_409_SETTLED,
+        expired: TASK_FULFILL_PROMISE_NOT_LIVE_409_EXPIRED,
+    },
     version_mismatch_409: TASK_FULFILL_VERSION_MISMATCH_409,
 };
 

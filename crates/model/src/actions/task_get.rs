@@ -2,10 +2,16 @@
 //! Once its promise is no longer live the task reads as `fulfilled` without
 //! lease or resumes: a projection, nothing is written.
 
+use crate::actions::guard::NotLive;
 use crate::api::{TaskGetReq, TaskGetRes};
 use crate::branch::*;
 use crate::machine::Machine;
 use crate::types::{TaskState, Time};
+
+const NOT_LIVE: NotLive = NotLive {
+    settled: TASK_GET_PROJECTED_FULFILLED_200_SETTLED,
+    expired: TASK_GET_PROJECTED_FULFILLED_200_EXPIRED,
+};
 
 /// `taskGet`.
 pub fn task_get(m: &mut Machine, req: &TaskGetReq, now: Time) -> TaskGetRes {
@@ -28,6 +34,7 @@ pub fn task_get(m: &mut Machine, req: &TaskGetReq, now: Time) -> TaskGetRes {
         m.hits.push(TASK_GET_LIVE_200);
     } else {
         m.hits.push(TASK_GET_PROJECTED_FULFILLED_200);
+        m.hits.push(NOT_LIVE.of(p));
         record.state = TaskState::Fulfilled;
         record.pid = None;
         record.ttl = None;

@@ -2,7 +2,7 @@
 //! Acquired → pending without a version bump: the lease is dropped, a retry
 //! timeout armed, and `execute` re-sent with the current version.
 
-use crate::actions::guard::{check, Failures};
+use crate::actions::guard::{check, Failures, NotLive};
 use crate::api::TaskReleaseReq;
 use crate::branch::*;
 use crate::machine::Machine;
@@ -14,6 +14,10 @@ const FAILURES: Failures = Failures {
     promise_not_found_409: TASK_RELEASE_PROMISE_NOT_FOUND_409,
     wrong_state_409: TASK_RELEASE_NOT_ACQUIRED_409,
     promise_not_live_409: TASK_RELEASE_PROMISE_NOT_LIVE_409,
+    promise_not_live_409_why: NotLive {
+        settled: TASK_RELEASE_PROMISE_NOT_LIVE_409_SETTLED,
+        expired: TASK_RELEASE_PROMISE_NOT_LIVE_409_EXPIRED,
+    },
     version_mismatch_409: TASK_RELEASE_VERSION_MISMATCH_409,
 };
 

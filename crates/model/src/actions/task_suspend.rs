@@ -3,22 +3,27 @@
 //! After the spine, every awaited promise must exist (the first missing one
 //! answers 422, whatever came before it). If any awaited promise is settled
 //! or past its deadline the task stays acquired, its resumes are cleared and
-//! the answer is 300. Otherwise the task's id (`req.id`, not the actions'
+//! the answer is 300 (marked `settled` if some awaited promise is settled,
+//! `expired` if some is pending past its deadline, both if both). Otherwise the task's id (`req.id`, not the actions'
 //! `awaiter`) is registered as a callback on each awaited promise and the
 //! task parks: suspended, no lease, no resumes, no timeout.
 
-use crate::actions::guard::{check, Failures};
+use crate::actions::guard::{check, Failures, NotLive};
 use crate::api::{TaskSuspendReq, TaskSuspendRes};
 use crate::branch::*;
 use crate::machine::Machine;
 use crate::state::TaskObject;
-use crate::types::{TaskState, Time};
+use crate::types::{PromiseState, TaskState, Time};
 
 const FAILURES: Failures = Failures {
     task_not_found_404: TASK_SUSPEND_TASK_NOT_FOUND_404,
     promise_not_found_409: TASK_SUSPEND_PROMISE_NOT_FOUND_409,
     wrong_state_409: TASK_SUSPEND_NOT_ACQUIRED_409,
     promise_not_live_409: TASK_SUSPEND_PROMISE_NOT_LIVE_409,
+    promise_not_live_409_why: NotLive {
+        settled: TASK_SUSPEND_PROMISE_NOT_LIVE_409_SETTLED,
+        expired: TASK_SUSPEND_PROMISE_NOT_LIVE_409_EXPIRED,
+    },
     version_mismatch_409: TASK_SUSPEND_VERSION_MISMATCH_409,
 };
 
@@ -35,18 +40,27 @@ pub fn task_suspend(m: &mut Machine, req: &TaskSuspendReq, now: Time) -> TaskSus
         Ok((t, _)) => t,
         Err(status) => return res(status),
     };
-    let mut settled = false;
+    // Whether some awaited promise is settled, and whether some is pending
+    // past its deadline: either makes the 300, each has its marker.
+    let (mut settled, mut expired) = (false, false);
     for action in &req.actions {
         match m.state.get_promise(&action.awaited) {
             None => {
                 m.hits.push(TASK_SUSPEND_AWAITED_NOT_FOUND_422);
                 return res(422);
             }
-            Some(pa) => settled |= !pa.is_live(now),
+            Some(pa) if pa.state != PromiseState::Pending => settled = true,
+            Some(pa) => expired |= pa.timeout_at <= now,
         }
     }
-    if settled {
+    if settled || expired {
         m.hits.push(TASK_SUSPEND_ALREADY_SETTLED_300);
+        if settled {
+            m.hits.push(TASK_SUSPEND_ALREADY_SETTLED_300_SETTLED);
+        }
+        if expired {
+            m.hits.push(TASK_SUSPEND_ALREADY_SETTLED_300_EXPIRED);
+        }
         m.state.set_task(TaskObject {
             resumes: Vec::new(),
             ..t
