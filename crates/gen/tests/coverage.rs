@@ -1,6 +1,8 @@
 //! Over 200 seeds of 60 steps the generator emits every request kind and
-//! takes every reachable branch of the model (but the two of
-//! `model::branch::UNREACHABLE`), including the deep ones the generator was tuned for.
+//! takes every reachable branch of the model (all but those of
+//! `model::branch::UNREACHABLE`), including the deep ones the generator was
+//! tuned for and each reason of a compound guard (a heartbeat refused for
+//! its pid alone, an awaiter or awaited promise merely expired).
 
 use std::collections::BTreeSet;
 
@@ -71,6 +73,7 @@ fn milestones() -> (Vec<(Branch, usize)>, usize) {
     use branch::*;
     let wanted = [
         TASK_SUSPEND_ALREADY_SETTLED_300,
+        TASK_SUSPEND_ALREADY_SETTLED_300_EXPIRED,
         TASK_SUSPEND_AWAITED_NOT_FOUND_422,
         PROMISE_REGISTER_CALLBACK_AWAITER_NOT_FOUND_422,
         TASK_ACQUIRE_VERSION_MISMATCH_409,
@@ -81,6 +84,9 @@ fn milestones() -> (Vec<(Branch, usize)>, usize) {
         PROMISE_GET_PENDING_EXPIRED_PROJECTED_200,
         TASK_GET_PROJECTED_FULFILLED_200,
         TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED,
+        TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_VERSION,
+        TASK_HEARTBEAT_REF_NOT_HELD_SKIPPED_PID,
+        PROMISE_REGISTER_CALLBACK_AWAITER_NOT_LIVE_200_EXPIRED,
         TASK_LEASE_TIMEOUT_EXPIRED,
         TASK_RETRY_TIMEOUT_REQUEUED,
         RESUME_SUSPENDED_EXECUTE_SENT,
