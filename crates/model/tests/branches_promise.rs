@@ -52,13 +52,13 @@ fn promise_get__pending_expired_projected_200() {
 #[test]
 fn promise_get__pending_200() {
     let mut m = setup(&[(1000, promise_create("a", 10_000, target()))]);
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&promise_get("a"), 9_999),
-        ok(pending("a", 10_000, 1000, target()))
+    assert_writes_nothing(
+        &mut m,
+        &promise_get("a"),
+        9_999,
+        ok(pending("a", 10_000, 1000, target())),
+        &[PROMISE_GET_PENDING_200],
     );
-    assert_eq!(m.take_hits(), [PROMISE_GET_PENDING_200]);
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -565,16 +565,13 @@ fn promise_register_callback__awaited_not_found_404() {
 #[test]
 fn promise_register_callback__awaiter_not_found_422() {
     let mut m = setup(&[(1000, promise_create("b", 10_000, plain()))]);
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&register_callback("b", "a"), 2000),
-        promise_res(422, None)
+    assert_writes_nothing(
+        &mut m,
+        &register_callback("b", "a"),
+        2000,
+        promise_res(422, None),
+        &[PROMISE_REGISTER_CALLBACK_AWAITER_NOT_FOUND_422],
     );
-    assert_eq!(
-        m.take_hits(),
-        [PROMISE_REGISTER_CALLBACK_AWAITER_NOT_FOUND_422]
-    );
-    assert_eq!(m.state, before);
 }
 
 #[test]

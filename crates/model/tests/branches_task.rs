@@ -70,31 +70,37 @@ fn settle_behind_task(m: &mut Machine, id: &str, at: u64) {
 fn task_get__task_not_found_404() {
     // A promise without a target has no task.
     let mut m = setup(&[(1000, promise_create("b", 10_000, plain()))]);
-    let before = m.state.clone();
-    assert_eq!(m.apply(&task_get("b"), 2000), task_res(404, None));
-    assert_eq!(m.take_hits(), [TASK_GET_TASK_NOT_FOUND_404]);
-    assert_eq!(m.state, before);
+    assert_writes_nothing(
+        &mut m,
+        &task_get("b"),
+        2000,
+        task_res(404, None),
+        &[TASK_GET_TASK_NOT_FOUND_404],
+    );
 }
 
 #[test]
 fn task_get__promise_not_found_404() {
     let mut m = orphan_task(TaskObject::new("a", TaskState::Pending, 3));
-    let before = m.state.clone();
-    assert_eq!(m.apply(&task_get("a"), 2000), task_res(404, None));
-    assert_eq!(m.take_hits(), [TASK_GET_PROMISE_NOT_FOUND_404]);
-    assert_eq!(m.state, before);
+    assert_writes_nothing(
+        &mut m,
+        &task_get("a"),
+        2000,
+        task_res(404, None),
+        &[TASK_GET_PROMISE_NOT_FOUND_404],
+    );
 }
 
 #[test]
 fn task_get__live_200() {
     let mut m = setup(&acquired_a());
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&task_get("a"), 99_999),
-        task_res(200, Some(held("a", 1, "p1", 30_000, 0)))
+    assert_writes_nothing(
+        &mut m,
+        &task_get("a"),
+        99_999,
+        task_res(200, Some(held("a", 1, "p1", 30_000, 0))),
+        &[TASK_GET_LIVE_200],
     );
-    assert_eq!(m.take_hits(), [TASK_GET_LIVE_200]);
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -230,13 +236,13 @@ fn task_create__new_expired_fulfilled_200() {
 #[test]
 fn task_create__exists_no_target_422() {
     let mut m = setup(&[(1000, promise_create("a", 100_000, plain()))]);
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&task_create("p1", 30_000, "a", 100_000, target()), 2000),
-        claim_failed(422)
+    assert_writes_nothing(
+        &mut m,
+        &task_create("p1", 30_000, "a", 100_000, target()),
+        2000,
+        claim_failed(422),
+        &[TASK_CREATE_EXISTS_NO_TARGET_422],
     );
-    assert_eq!(m.take_hits(), [TASK_CREATE_EXISTS_NO_TARGET_422]);
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -332,13 +338,13 @@ fn task_create__exists_no_task_409() {
     let mut m = Machine::default();
     m.state
         .set_promise(promise_object("a", 100_000, 1000, target()));
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&task_create("p1", 30_000, "a", 100_000, target()), 2000),
-        claim_failed(409)
+    assert_writes_nothing(
+        &mut m,
+        &task_create("p1", 30_000, "a", 100_000, target()),
+        2000,
+        claim_failed(409),
+        &[TASK_CREATE_EXISTS_NO_TASK_409],
     );
-    assert_eq!(m.take_hits(), [TASK_CREATE_EXISTS_NO_TASK_409]);
-    assert_eq!(m.state, before);
 }
 
 // ----- T-03 task.acquire -----
@@ -357,25 +363,25 @@ fn task_acquire__task_not_found_404() {
 #[test]
 fn task_acquire__promise_not_found_409() {
     let mut m = orphan_task(TaskObject::new("a", TaskState::Pending, 0));
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&task_acquire("a", 0, "p1", 30_000), 1000),
-        claim_failed(409)
+    assert_writes_nothing(
+        &mut m,
+        &task_acquire("a", 0, "p1", 30_000),
+        1000,
+        claim_failed(409),
+        &[TASK_ACQUIRE_PROMISE_NOT_FOUND_409],
     );
-    assert_eq!(m.take_hits(), [TASK_ACQUIRE_PROMISE_NOT_FOUND_409]);
-    assert_eq!(m.state, before);
 }
 
 #[test]
 fn task_acquire__not_pending_409() {
     let mut m = setup(&acquired_a());
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&task_acquire("a", 1, "p1", 30_000), 2000),
-        claim_failed(409)
+    assert_writes_nothing(
+        &mut m,
+        &task_acquire("a", 1, "p1", 30_000),
+        2000,
+        claim_failed(409),
+        &[TASK_ACQUIRE_NOT_PENDING_409],
     );
-    assert_eq!(m.take_hits(), [TASK_ACQUIRE_NOT_PENDING_409]);
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -446,13 +452,13 @@ fn task_acquire__promise_not_live_409__expired() {
 #[test]
 fn task_acquire__version_mismatch_409() {
     let mut m = setup(&pending_a());
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&task_acquire("a", 1, "p1", 30_000), 2000),
-        claim_failed(409)
+    assert_writes_nothing(
+        &mut m,
+        &task_acquire("a", 1, "p1", 30_000),
+        2000,
+        claim_failed(409),
+        &[TASK_ACQUIRE_VERSION_MISMATCH_409],
     );
-    assert_eq!(m.take_hits(), [TASK_ACQUIRE_VERSION_MISMATCH_409]);
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -669,19 +675,16 @@ fn task_heartbeat__ok_200() {
 #[test]
 fn task_heartbeat__ref_task_not_found_skipped() {
     let mut m = setup(&acquired_a());
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&heartbeat("p1", &[("x", 1)]), 2000),
-        Response::Status(200)
-    );
-    assert_eq!(
-        m.take_hits(),
-        [
+    assert_writes_nothing(
+        &mut m,
+        &heartbeat("p1", &[("x", 1)]),
+        2000,
+        Response::Status(200),
+        &[
             TASK_HEARTBEAT_REF_TASK_NOT_FOUND_SKIPPED,
-            TASK_HEARTBEAT_OK_200
-        ]
+            TASK_HEARTBEAT_OK_200,
+        ],
     );
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -814,38 +817,32 @@ fn task_heartbeat__ref_not_held_skipped__pid() {
 fn task_heartbeat__ref_promise_not_found_skipped() {
     let mut m = orphan_task(held_object("a", 1, "p1", 30_000));
     m.state.set_task_timeout("a", 1, 31_000);
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&heartbeat("p1", &[("a", 1)]), 2000),
-        Response::Status(200)
-    );
-    assert_eq!(
-        m.take_hits(),
-        [
+    assert_writes_nothing(
+        &mut m,
+        &heartbeat("p1", &[("a", 1)]),
+        2000,
+        Response::Status(200),
+        &[
             TASK_HEARTBEAT_REF_PROMISE_NOT_FOUND_SKIPPED,
-            TASK_HEARTBEAT_OK_200
-        ]
+            TASK_HEARTBEAT_OK_200,
+        ],
     );
-    assert_eq!(m.state, before);
 }
 
 #[test]
 fn task_heartbeat__ref_promise_not_live_skipped() {
     let mut m = setup(&[(1000, task_create("p1", 200_000, "a", 100_000, target()))]);
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&heartbeat("p1", &[("a", 1)]), 100_000),
-        Response::Status(200)
-    );
-    assert_eq!(
-        m.take_hits(),
-        [
+    assert_writes_nothing(
+        &mut m,
+        &heartbeat("p1", &[("a", 1)]),
+        100_000,
+        Response::Status(200),
+        &[
             TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED,
             TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED_EXPIRED,
-            TASK_HEARTBEAT_OK_200
-        ]
+            TASK_HEARTBEAT_OK_200,
+        ],
     );
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -853,20 +850,17 @@ fn task_heartbeat__ref_promise_not_live_skipped__settled() {
     // Unreachable (an acquired task's promise is pending): hand-built.
     let mut m = setup(&acquired_a());
     settle_behind_task(&mut m, "a", 2000);
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&heartbeat("p1", &[("a", 1)]), 3000),
-        Response::Status(200)
-    );
-    assert_eq!(
-        m.take_hits(),
-        [
+    assert_writes_nothing(
+        &mut m,
+        &heartbeat("p1", &[("a", 1)]),
+        3000,
+        Response::Status(200),
+        &[
             TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED,
             TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED_SETTLED,
-            TASK_HEARTBEAT_OK_200
-        ]
+            TASK_HEARTBEAT_OK_200,
+        ],
     );
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -927,10 +921,13 @@ fn task_suspend__task_not_found_404() {
 #[test]
 fn task_suspend__promise_not_found_409() {
     let mut m = orphan_task(held_object("a", 1, "p1", 30_000));
-    let before = m.state.clone();
-    assert_eq!(m.apply(&suspend("a", 1, &[]), 1000), suspend_res(409));
-    assert_eq!(m.take_hits(), [TASK_SUSPEND_PROMISE_NOT_FOUND_409]);
-    assert_eq!(m.state, before);
+    assert_writes_nothing(
+        &mut m,
+        &suspend("a", 1, &[]),
+        1000,
+        suspend_res(409),
+        &[TASK_SUSPEND_PROMISE_NOT_FOUND_409],
+    );
 }
 
 #[test]
@@ -942,10 +939,13 @@ fn task_suspend__not_acquired_409() {
         ]
         .concat(),
     );
-    let before = m.state.clone();
-    assert_eq!(m.apply(&suspend("a", 0, &["b"]), 2000), suspend_res(409));
-    assert_eq!(m.take_hits(), [TASK_SUSPEND_NOT_ACQUIRED_409]);
-    assert_eq!(m.state, before);
+    assert_writes_nothing(
+        &mut m,
+        &suspend("a", 0, &["b"]),
+        2000,
+        suspend_res(409),
+        &[TASK_SUSPEND_NOT_ACQUIRED_409],
+    );
 }
 
 #[test]
@@ -957,16 +957,16 @@ fn task_suspend__promise_not_live_409() {
         ]
         .concat(),
     );
-    let before = m.state.clone();
-    assert_eq!(m.apply(&suspend("a", 1, &["b"]), 100_000), suspend_res(409));
-    assert_eq!(
-        m.take_hits(),
-        [
+    assert_writes_nothing(
+        &mut m,
+        &suspend("a", 1, &["b"]),
+        100_000,
+        suspend_res(409),
+        &[
             TASK_SUSPEND_PROMISE_NOT_LIVE_409,
-            TASK_SUSPEND_PROMISE_NOT_LIVE_409_EXPIRED
-        ]
+            TASK_SUSPEND_PROMISE_NOT_LIVE_409_EXPIRED,
+        ],
     );
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -980,16 +980,16 @@ fn task_suspend__promise_not_live_409__settled() {
         .concat(),
     );
     settle_behind_task(&mut m, "a", 2000);
-    let before = m.state.clone();
-    assert_eq!(m.apply(&suspend("a", 1, &["b"]), 3000), suspend_res(409));
-    assert_eq!(
-        m.take_hits(),
-        [
+    assert_writes_nothing(
+        &mut m,
+        &suspend("a", 1, &["b"]),
+        3000,
+        suspend_res(409),
+        &[
             TASK_SUSPEND_PROMISE_NOT_LIVE_409,
-            TASK_SUSPEND_PROMISE_NOT_LIVE_409_SETTLED
-        ]
+            TASK_SUSPEND_PROMISE_NOT_LIVE_409_SETTLED,
+        ],
     );
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -1023,10 +1023,13 @@ fn task_suspend__version_mismatch_409() {
         ]
         .concat(),
     );
-    let before = m.state.clone();
-    assert_eq!(m.apply(&suspend("a", 2, &["b"]), 2000), suspend_res(409));
-    assert_eq!(m.take_hits(), [TASK_SUSPEND_VERSION_MISMATCH_409]);
-    assert_eq!(m.state, before);
+    assert_writes_nothing(
+        &mut m,
+        &suspend("a", 2, &["b"]),
+        2000,
+        suspend_res(409),
+        &[TASK_SUSPEND_VERSION_MISMATCH_409],
+    );
 }
 
 #[test]
@@ -1207,43 +1210,40 @@ fn task_fulfill__task_not_found_404() {
 #[test]
 fn task_fulfill__promise_not_found_409() {
     let mut m = orphan_task(held_object("a", 1, "p1", 30_000));
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&fulfill("a", 1, PromiseState::Resolved), 1000),
-        fulfill_res(409, None)
+    assert_writes_nothing(
+        &mut m,
+        &fulfill("a", 1, PromiseState::Resolved),
+        1000,
+        fulfill_res(409, None),
+        &[TASK_FULFILL_PROMISE_NOT_FOUND_409],
     );
-    assert_eq!(m.take_hits(), [TASK_FULFILL_PROMISE_NOT_FOUND_409]);
-    assert_eq!(m.state, before);
 }
 
 #[test]
 fn task_fulfill__not_acquired_409() {
     let mut m = setup(&pending_a());
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&fulfill("a", 0, PromiseState::Resolved), 2000),
-        fulfill_res(409, None)
+    assert_writes_nothing(
+        &mut m,
+        &fulfill("a", 0, PromiseState::Resolved),
+        2000,
+        fulfill_res(409, None),
+        &[TASK_FULFILL_NOT_ACQUIRED_409],
     );
-    assert_eq!(m.take_hits(), [TASK_FULFILL_NOT_ACQUIRED_409]);
-    assert_eq!(m.state, before);
 }
 
 #[test]
 fn task_fulfill__promise_not_live_409() {
     let mut m = setup(&acquired_a());
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&fulfill("a", 1, PromiseState::Resolved), 100_000),
-        fulfill_res(409, None)
-    );
-    assert_eq!(
-        m.take_hits(),
-        [
+    assert_writes_nothing(
+        &mut m,
+        &fulfill("a", 1, PromiseState::Resolved),
+        100_000,
+        fulfill_res(409, None),
+        &[
             TASK_FULFILL_PROMISE_NOT_LIVE_409,
-            TASK_FULFILL_PROMISE_NOT_LIVE_409_EXPIRED
-        ]
+            TASK_FULFILL_PROMISE_NOT_LIVE_409_EXPIRED,
+        ],
     );
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -1251,19 +1251,16 @@ fn task_fulfill__promise_not_live_409__settled() {
     // Unreachable (an acquired task's promise is pending): hand-built.
     let mut m = setup(&acquired_a());
     settle_behind_task(&mut m, "a", 2000);
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&fulfill("a", 1, PromiseState::Rejected), 3000),
-        fulfill_res(409, None)
-    );
-    assert_eq!(
-        m.take_hits(),
-        [
+    assert_writes_nothing(
+        &mut m,
+        &fulfill("a", 1, PromiseState::Rejected),
+        3000,
+        fulfill_res(409, None),
+        &[
             TASK_FULFILL_PROMISE_NOT_LIVE_409,
-            TASK_FULFILL_PROMISE_NOT_LIVE_409_SETTLED
-        ]
+            TASK_FULFILL_PROMISE_NOT_LIVE_409_SETTLED,
+        ],
     );
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -1288,13 +1285,13 @@ fn task_fulfill__promise_not_live_409__expired() {
 #[test]
 fn task_fulfill__version_mismatch_409() {
     let mut m = setup(&acquired_a());
-    let before = m.state.clone();
-    assert_eq!(
-        m.apply(&fulfill("a", 0, PromiseState::Resolved), 2000),
-        fulfill_res(409, None)
+    assert_writes_nothing(
+        &mut m,
+        &fulfill("a", 0, PromiseState::Resolved),
+        2000,
+        fulfill_res(409, None),
+        &[TASK_FULFILL_VERSION_MISMATCH_409],
     );
-    assert_eq!(m.take_hits(), [TASK_FULFILL_VERSION_MISMATCH_409]);
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -1359,34 +1356,40 @@ fn task_release__task_not_found_404() {
 #[test]
 fn task_release__promise_not_found_409() {
     let mut m = orphan_task(held_object("a", 1, "p1", 30_000));
-    let before = m.state.clone();
-    assert_eq!(m.apply(&release("a", 1), 1000), Response::Status(409));
-    assert_eq!(m.take_hits(), [TASK_RELEASE_PROMISE_NOT_FOUND_409]);
-    assert_eq!(m.state, before);
+    assert_writes_nothing(
+        &mut m,
+        &release("a", 1),
+        1000,
+        Response::Status(409),
+        &[TASK_RELEASE_PROMISE_NOT_FOUND_409],
+    );
 }
 
 #[test]
 fn task_release__not_acquired_409() {
     let mut m = setup(&pending_a());
-    let before = m.state.clone();
-    assert_eq!(m.apply(&release("a", 0), 2000), Response::Status(409));
-    assert_eq!(m.take_hits(), [TASK_RELEASE_NOT_ACQUIRED_409]);
-    assert_eq!(m.state, before);
+    assert_writes_nothing(
+        &mut m,
+        &release("a", 0),
+        2000,
+        Response::Status(409),
+        &[TASK_RELEASE_NOT_ACQUIRED_409],
+    );
 }
 
 #[test]
 fn task_release__promise_not_live_409() {
     let mut m = setup(&acquired_a());
-    let before = m.state.clone();
-    assert_eq!(m.apply(&release("a", 1), 100_000), Response::Status(409));
-    assert_eq!(
-        m.take_hits(),
-        [
+    assert_writes_nothing(
+        &mut m,
+        &release("a", 1),
+        100_000,
+        Response::Status(409),
+        &[
             TASK_RELEASE_PROMISE_NOT_LIVE_409,
-            TASK_RELEASE_PROMISE_NOT_LIVE_409_EXPIRED
-        ]
+            TASK_RELEASE_PROMISE_NOT_LIVE_409_EXPIRED,
+        ],
     );
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -1394,16 +1397,16 @@ fn task_release__promise_not_live_409__settled() {
     // Unreachable (an acquired task's promise is pending): hand-built.
     let mut m = setup(&acquired_a());
     settle_behind_task(&mut m, "a", 2000);
-    let before = m.state.clone();
-    assert_eq!(m.apply(&release("a", 1), 3000), Response::Status(409));
-    assert_eq!(
-        m.take_hits(),
-        [
+    assert_writes_nothing(
+        &mut m,
+        &release("a", 1),
+        3000,
+        Response::Status(409),
+        &[
             TASK_RELEASE_PROMISE_NOT_LIVE_409,
-            TASK_RELEASE_PROMISE_NOT_LIVE_409_SETTLED
-        ]
+            TASK_RELEASE_PROMISE_NOT_LIVE_409_SETTLED,
+        ],
     );
-    assert_eq!(m.state, before);
 }
 
 #[test]
@@ -1425,10 +1428,13 @@ fn task_release__promise_not_live_409__expired() {
 #[test]
 fn task_release__version_mismatch_409() {
     let mut m = setup(&acquired_a());
-    let before = m.state.clone();
-    assert_eq!(m.apply(&release("a", 2), 2000), Response::Status(409));
-    assert_eq!(m.take_hits(), [TASK_RELEASE_VERSION_MISMATCH_409]);
-    assert_eq!(m.state, before);
+    assert_writes_nothing(
+        &mut m,
+        &release("a", 2),
+        2000,
+        Response::Status(409),
+        &[TASK_RELEASE_VERSION_MISMATCH_409],
+    );
 }
 
 #[test]
@@ -1474,10 +1480,13 @@ fn task_halt__fulfilled_409() {
         ]
         .concat(),
     );
-    let before = m.state.clone();
-    assert_eq!(m.apply(&halt("a"), 3000), Response::Status(409));
-    assert_eq!(m.take_hits(), [TASK_HALT_FULFILLED_409]);
-    assert_eq!(m.state, before);
+    assert_writes_nothing(
+        &mut m,
+        &halt("a"),
+        3000,
+        Response::Status(409),
+        &[TASK_HALT_FULFILLED_409],
+    );
 }
 
 #[test]
@@ -1553,10 +1562,13 @@ fn task_continue__not_halted_409() {
 #[test]
 fn task_continue__promise_not_found_404() {
     let mut m = orphan_task(TaskObject::new("a", TaskState::Halted, 2));
-    let before = m.state.clone();
-    assert_eq!(m.apply(&task_continue("a"), 1000), Response::Status(404));
-    assert_eq!(m.take_hits(), [TASK_CONTINUE_PROMISE_NOT_FOUND_404]);
-    assert_eq!(m.state, before);
+    assert_writes_nothing(
+        &mut m,
+        &task_continue("a"),
+        1000,
+        Response::Status(404),
+        &[TASK_CONTINUE_PROMISE_NOT_FOUND_404],
+    );
 }
 
 #[test]

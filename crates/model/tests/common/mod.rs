@@ -636,3 +636,19 @@ fn message_key(m: &MessageView) -> String {
         ),
     }
 }
+
+/// Apply `req` at `now` and check a step that must write nothing: the
+/// response, the exact branches taken, and the state unchanged.
+#[track_caller]
+pub fn assert_writes_nothing(
+    m: &mut Machine,
+    req: &Request,
+    now: Time,
+    res: Response,
+    hits: &[model::branch::Branch],
+) {
+    let before = m.state.clone();
+    assert_eq!(m.apply(req, now), res);
+    assert_eq!(m.take_hits(), hits);
+    assert_eq!(m.state, before);
+}
