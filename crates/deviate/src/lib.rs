@@ -1,0 +1,116 @@
+//! The spec, except here: named, small departures from the model.
+//!
+//! A [`Deviation`] is one clause of the Lean done differently, written as a
+//! change of the model's behaviour rather than of its code: hooks around
+//! the spec's handling of a request ([`Hooks::apply`]), of a timer
+//! ([`Hooks::fire`]) and of the encoded response ([`Hooks::encode`]). The
+//! same catalogue serves two purposes:
+//!
+//! - **planted bugs**: `conform serve --mutant NAME` serves the model with
+//!   a deviation, so the harness can be shown to catch, shrink and report
+//!   it (`conform mutants` measures every one);
+//! - **known departures of real servers**: a baseline names the deviations
+//!   a target has, and the runner's model applies them, so a run goes on
+//!   past what is known and still compares everything else exactly.
+//!
+//! [`Deviant`] is the model with a set of deviations applied: the one
+//! machine that the reference server, the in-process target and the
+//! runner's checker all drive. With no deviations it is the model exactly.
+//!
+//! Every entry names the Lean file and line it departs from, a [`Class`],
+//! a one-line summary, and a hand-minimal *witness*: the shortest trace on
+//! which the deviant and the model differ at the last step and nowhere
+//! before (`tests/witnesses.rs` checks every one).
+#![warn(missing_docs)]
+
+pub mod catalogue;
+mod deviant;
+pub mod families;
+
+pub use catalogue::{all, lookup, names};
+pub use deviant::Deviant;
+
+use gen::Step;
+use model::api::{Request, Response};
+use model::machine::{Machine, Timer};
+use model::types::Time;
+
+/// What kind of departure a deviation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// The server does something the spec does not allow on input it accepts.
+    Bug,
+    /// The server refuses (400) input the spec accepts.
+    Validation,
+    /// Encoding only: the same behaviour spelled differently on the wire.
+    Wire,
+}
+
+impl Class {
+    /// `bug`, `validation` or `wire`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Bug => "bug",
+            Class::Validation => "validation",
+            Class::Wire => "wire",
+        }
+    }
+}
+
+/// The spec's handling of a request, or the next deviation's.
+pub type Next<'a> = &'a mut dyn FnMut(&mut Machine, &Request, Time) -> Response;
+/// The spec's firing of a timer, or the next deviation's.
+pub type NextFire<'a> = &'a mut dyn FnMut(&mut Machine, &Timer, Time);
+
+/// How a deviation changes the model. Every hook defaults to the spec's
+/// behaviour (`next`), so a deviation overrides only what it changes.
+/// Hooks work through the model's public API: rewrite the request, call
+/// `next`, patch the state with its effects, or answer on their own.
+pub trait Hooks: Sync {
+    /// Handle `req` at `now`; `next` is the spec's handling.
+    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+        next(m, req, now)
+    }
+
+    /// Fire `timer` at `now`; `next` is the spec's transition.
+    fn fire(&self, m: &mut Machine, timer: &Timer, now: Time, next: NextFire) {
+        next(m, timer, now)
+    }
+
+    /// Adjust the encoded response envelope of `req` (wire deviations).
+    fn encode(&self, _req: &Request, _envelope: &mut serde_json::Value) {}
+}
+
+/// One named departure from the spec.
+pub struct Deviation {
+    /// Kebab-case name, unique in the catalogue (`acquire-no-version-check`).
+    pub name: &'static str,
+    /// The Lean file and line it departs from
+    /// (`spec/02-actions/T-03-task.acquire.lean:41`), at spec commit 83d64c3.
+    pub spec: &'static str,
+    /// Bug, validation or wire.
+    pub class: Class,
+    /// What it does differently, in one line.
+    pub summary: &'static str,
+    /// The behaviour.
+    pub hooks: &'static dyn Hooks,
+    /// The shortest trace that shows it: the deviant and the model agree on
+    /// every step but the last (response and state view).
+    pub witness: fn() -> Vec<Step>,
+}
+
+impl std::fmt::Debug for Deviation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deviation")
+            .field("name", &self.name)
+            .field("spec", &self.spec)
+            .field("class", &self.class)
+            .finish()
+    }
+}
+
+impl PartialEq for Deviation {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}

@@ -1,0 +1,69 @@
+//! Every deviation is real and minimal-witnessed: on its witness trace the
+//! deviant and the model agree (response and state view) on every step but
+//! the last, and differ on the last; the witness is well formed under the
+//! wire's rules; names are unique and spec lines point into the spec.
+
+use std::collections::BTreeSet;
+
+use deviate::{all, Deviant};
+use model::machine::Machine;
+use model::state::ServerConfig;
+use model::view::StateView;
+
+#[test]
+fn every_deviation_shows_on_its_witness_at_the_last_step_only() {
+    for d in all() {
+        let steps = (d.witness)();
+        assert!(!steps.is_empty(), "{}: empty witness", d.name);
+        let mut spec = Machine::new(ServerConfig::default());
+        let mut dev = Deviant::new(ServerConfig::default(), vec![d]);
+        let mut check = Machine::new(ServerConfig::default());
+        for (i, s) in steps.iter().enumerate() {
+            if let Err(e) = gen::well_formed(s, &check) {
+                panic!("{}: witness step {i} is not well formed: {e}", d.name);
+            }
+            gen::apply(&mut check, s);
+            let a = gen::apply(&mut spec, s).map(|r| {
+                let gen::Op::Request(q) = &s.op else {
+                    unreachable!()
+                };
+                model::wire::encode_response(q.kind(), &r, "w")
+            });
+            let b = dev.step(s).map(|r| {
+                let gen::Op::Request(q) = &s.op else {
+                    unreachable!()
+                };
+                dev.encode(q, &r, "w")
+            });
+            let same = a == b && StateView::of(&spec.state) == StateView::of(&dev.state);
+            if i + 1 < steps.len() {
+                assert!(same, "{}: differs already at witness step {i}", d.name);
+            } else {
+                assert!(!same, "{}: its witness does not show it", d.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn names_are_unique_kebab_case_and_spec_lines_point_into_the_spec() {
+    let mut seen = BTreeSet::new();
+    for d in all() {
+        assert!(seen.insert(d.name), "duplicate name {}", d.name);
+        assert!(
+            d.name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+            "{}",
+            d.name
+        );
+        let (file, line) = d.spec.rsplit_once(':').expect("file:line");
+        assert!(
+            file.starts_with("spec/0") && file.ends_with(".lean"),
+            "{}",
+            d.spec
+        );
+        assert!(line.parse::<u32>().is_ok_and(|l| l > 0), "{}", d.spec);
+        assert!(!d.summary.is_empty());
+    }
+}
