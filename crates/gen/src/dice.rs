@@ -11,13 +11,26 @@ pub fn seeded_rng(seed: u64) -> TestRng {
     let mut state = seed;
     let mut bytes = [0u8; 32];
     for chunk in bytes.chunks_mut(8) {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        chunk.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+        state = state.wrapping_add(GOLDEN_GAMMA);
+        chunk.copy_from_slice(&mix64(state).to_le_bytes());
     }
     TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
+}
+
+/// SplitMix64's increment.
+const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// SplitMix64's output function.
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The seed of case `case` of a run seeded `seed` (SplitMix64 of both), so
+/// `--seed S --case I` reproduces one case of a run alone.
+pub fn case_seed(seed: u64, case: u64) -> u64 {
+    mix64(seed ^ case.wrapping_add(1).wrapping_mul(GOLDEN_GAMMA))
 }
 
 /// Choice helpers on a `TestRng`.

@@ -11,9 +11,9 @@
 //!
 //! Every generated request is well formed under the real servers' request
 //! validation ([`well_formed`]), so targets are not drowned in 400s. The
-//! runner shrinks failing traces itself; [`repair`] re-points a step at a
-//! changed history, and [`coverage`] reports which model branches a trace
-//! takes.
+//! runner shrinks failing traces itself; [`repair`] keeps an edited trace
+//! well formed (versions re-pointed at the changed history), and
+//! [`coverage`] reports which model branches a trace takes.
 //!
 //! ```
 //! use gen::{generate, GenConfig, Op};
@@ -43,9 +43,9 @@ use model::api::Request;
 use model::machine::Machine;
 
 pub use coverage::{coverage, Coverage};
-pub use dice::seeded_rng;
+pub use dice::{case_seed, seeded_rng};
 pub use generator::{generate, trace_strategy, Generator};
-pub use repair::{repair, repair_relative};
+pub use repair::repair;
 pub use rules::well_formed;
 
 /// What one step does.
@@ -81,7 +81,7 @@ impl Default for GenConfig {
     fn default() -> Self {
         GenConfig {
             steps: 50,
-            retry_timeout: 5000,
+            retry_timeout: model::state::DEFAULT_RETRY_TIMEOUT,
             start: 1_700_000_000_000,
         }
     }

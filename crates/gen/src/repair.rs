@@ -1,111 +1,89 @@
-//! Re-pointing a step at a changed history, for the runner's shrinker.
+//! Keeping an edited trace well formed: the one repair the shrinker and
+//! the golden-corpus builder use.
 //!
-//! When the shrinker drops steps, later steps run on a different model
+//! When steps are dropped or edited, later steps run on a different model
 //! state. What a generated step means depends on that state in one way
 //! only: the task versions it carries (the generator wrote "the current
 //! version", or one behind or ahead of it). Ids never need repair, since a
-//! step that names a missing id is still well formed (404/422).
+//! step naming a missing id is still well formed (404/409).
 //!
-//! Rules, applied to `task.acquire` (task must be pending), `task.fence`,
-//! `task.suspend`, `task.fulfill`, `task.release` (task must be acquired)
-//! and each entry of `task.heartbeat` (acquired):
-//! - [`repair`] (no original history): when the task exists in the new
-//!   state in the required state, its version becomes the task's current
-//!   version; otherwise the step is kept as is. Deliberate mismatches on
-//!   such a task are lost; the shrinker keeps a candidate only if the
-//!   failure still reproduces, so this only costs shrink steps.
-//! - [`repair_relative`] (given the model just before the step in the
-//!   original history): the version keeps its offset from the task's
-//!   version (current stays current, stale stays stale). A step naming a
-//!   task that existed originally but not in the new history is dropped
-//!   (`None`), as are heartbeat entries and suspend actions whose task or
-//!   awaited promise disappeared; a heartbeat or suspend left empty is
-//!   dropped.
-//!
-//! Both return `None` for a step that is not [`crate::well_formed`].
+//! [`repair`] replays the candidate on a fresh model and, for every step it
+//! recognises from the reference trace (same `now`, same request up to its
+//! versions), re-points each version by its offset from the task's current
+//! version in the reference (current stays current, stale stays stale by
+//! as much); then it drops every step that is not [`crate::well_formed`]
+//! on the candidate's own history, and every step whose `now` goes back.
 
-use model::api::Request;
+use std::collections::HashMap;
+
 use model::machine::Machine;
-use model::types::TaskState;
+use model::names::versions_mut;
+use model::state::ServerConfig;
 
-use crate::{well_formed, Op, Step};
+use crate::{apply, well_formed, Op, Step};
 
-/// Re-point `step`'s versions at `m` (see the module rules).
-pub fn repair(step: &Step, m: &Machine) -> Option<Step> {
-    fix(step, None, m)
-}
-
-/// Re-point `step`'s versions at `m`, keeping their offsets from the task
-/// versions in `original`, the model just before `step` in the history the
-/// step was generated in (see the module rules).
-pub fn repair_relative(step: &Step, original: &Machine, m: &Machine) -> Option<Step> {
-    fix(step, Some(original), m)
-}
-
-fn fix(step: &Step, original: Option<&Machine>, m: &Machine) -> Option<Step> {
-    let mut out = step.clone();
-    if let Op::Request(r) = &mut out.op {
-        fix_request(r, original, m)?;
+/// A step's identity with its versions blanked, so a re-pointed step is
+/// still recognised.
+fn key(step: &Step) -> Option<String> {
+    let Op::Request(r) = &step.op else {
+        return None;
+    };
+    let mut r = r.clone();
+    for (_, v) in versions_mut(&mut r) {
+        *v = 0;
     }
-    well_formed(&out, m).ok()?;
-    Some(out)
+    Some(format!("{}:{}", step.now, model::wire::encode_request(&r)))
 }
 
-/// The version `id` should carry in `m`; `None` to drop the step.
-fn version(
-    id: &str,
-    v: u64,
-    required: TaskState,
-    original: Option<&Machine>,
-    m: &Machine,
-) -> Option<u64> {
-    let now = m.state.get_task(id);
-    match original {
-        None => Some(match now {
-            Some(t) if t.state == required => t.version,
-            _ => v,
-        }),
-        Some(o) => match (o.state.get_task(id), now) {
-            (Some(_), None) => None,
-            (Some(before), Some(t)) => {
-                let shifted = t.version as i128 + (v as i128 - before.version as i128);
-                Some(u64::try_from(shifted).unwrap_or(t.version + 1))
-            }
-            (None, _) => Some(v),
-        },
-    }
+fn current(m: &Machine, id: &str) -> Option<i64> {
+    m.state.get_task(id).map(|t| t.version as i64)
 }
 
-fn fix_request(r: &mut Request, original: Option<&Machine>, m: &Machine) -> Option<()> {
-    use TaskState::{Acquired, Pending};
-    match r {
-        Request::TaskAcquire(x) => x.version = version(&x.id, x.version, Pending, original, m)?,
-        Request::TaskFence(x) => x.version = version(&x.id, x.version, Acquired, original, m)?,
-        Request::TaskFulfill(x) => x.version = version(&x.id, x.version, Acquired, original, m)?,
-        Request::TaskRelease(x) => x.version = version(&x.id, x.version, Acquired, original, m)?,
-        Request::TaskSuspend(x) => {
-            x.version = version(&x.id, x.version, Acquired, original, m)?;
-            if let Some(o) = original {
-                x.actions.retain(|a| {
-                    o.state.get_promise(&a.awaited).is_none()
-                        || m.state.get_promise(&a.awaited).is_some()
-                });
-            }
-        }
-        Request::TaskHeartbeat(x) => {
-            x.tasks = x
-                .tasks
-                .iter()
-                .filter_map(|t| {
-                    let v = version(&t.id, t.version, Acquired, original, m)?;
-                    Some(model::api::TaskRef {
-                        id: t.id.clone(),
-                        version: v,
-                    })
-                })
+/// Each versioned step's offsets from the current version, by [`key`].
+fn intents(reference: &[Step], retry_timeout: u64) -> HashMap<String, Vec<Option<i64>>> {
+    let mut m = Machine::new(ServerConfig { retry_timeout });
+    let mut out = HashMap::new();
+    for step in reference {
+        if let (Op::Request(r), Some(k)) = (&step.op, key(step)) {
+            let mut r = r.clone();
+            let deltas = versions_mut(&mut r)
+                .into_iter()
+                .map(|(id, v)| current(&m, id).map(|c| *v as i64 - c))
                 .collect();
+            out.entry(k).or_insert(deltas);
         }
-        _ => {}
+        apply(&mut m, step);
     }
-    Some(())
+    out
+}
+
+/// Make `candidate` well formed against its own history, re-pointing
+/// versions by their offsets in `reference` (see the module doc).
+pub fn repair(candidate: &[Step], reference: &[Step], retry_timeout: u64) -> Vec<Step> {
+    let intents = intents(reference, retry_timeout);
+    let mut m = Machine::new(ServerConfig { retry_timeout });
+    let mut out = Vec::with_capacity(candidate.len());
+    let mut last_now = 0;
+    for step in candidate {
+        let mut step = step.clone();
+        if step.now < last_now {
+            continue;
+        }
+        if let (Some(deltas), Op::Request(r)) =
+            (key(&step).and_then(|k| intents.get(&k)), &mut step.op)
+        {
+            for ((id, v), delta) in versions_mut(r).into_iter().zip(deltas) {
+                if let (Some(c), Some(d)) = (current(&m, id), delta) {
+                    *v = (c + d).max(0) as u64;
+                }
+            }
+        }
+        if well_formed(&step, &m).is_err() {
+            continue;
+        }
+        last_now = step.now;
+        apply(&mut m, &step);
+        out.push(step);
+    }
+    out
 }

@@ -218,10 +218,14 @@ pub struct ServerConfig {
     pub retry_timeout: u64,
 }
 
+/// The retry timeout of the spec-exact reference configuration (ms): the
+/// one default every part of the project uses.
+pub const DEFAULT_RETRY_TIMEOUT: u64 = 5000;
+
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
-            retry_timeout: 5000,
+            retry_timeout: DEFAULT_RETRY_TIMEOUT,
         }
     }
 }

@@ -3,7 +3,11 @@
 //! keep-alive client sending the very same requests (and, for the state
 //! mode, the same `debug.snap` calls). Prints the figures and the ratios.
 //!
-//! `cargo bench -p resonate-runner --bench overhead`
+//! `cargo bench -p resonate-runner --bench overhead [-- --target URL]`:
+//! without `--target`, against `conform serve` in this process; with it,
+//! against that server (loopback only; it must speak the debug surface and
+//! pass the traces, so point it at the reference server or run with
+//! `--no-state` … the bench stops at the first divergence it meets).
 
 use std::time::{Duration, Instant};
 
@@ -11,10 +15,10 @@ use serde_json::json;
 
 use gen::{GenConfig, Op, Step};
 use runner::check::Checker;
-use runner::exec::{execute, ExecOptions};
+use runner::exec::{execute, ExecOptions, Expect};
 use runner::profile::Profile;
 use runner::serve::{spawn, ServeOptions};
-use runner::target::Target;
+use runner::target::HttpTarget;
 
 const CASES: u64 = 30;
 const STEPS: usize = 100;
@@ -26,7 +30,7 @@ fn traces() -> Vec<Vec<Step>> {
         ..GenConfig::default()
     };
     (0..CASES)
-        .map(|i| gen::generate(runner::run::case_seed(42, i), &cfg))
+        .map(|i| gen::generate(gen::case_seed(42, i), &cfg))
         .collect()
 }
 
@@ -63,19 +67,40 @@ fn bare(url: &str, traces: &[Vec<Step>], snap: bool) -> Duration {
 }
 
 fn harness(url: &str, traces: &[Vec<Step>], check_state: bool) -> Duration {
-    let mut target = Target::new(url, Duration::from_secs(5)).unwrap();
+    let mut target = HttpTarget::new(url, Duration::from_secs(5)).unwrap();
     let mut checker = Checker::new(Profile::default());
     let started = Instant::now();
     for t in traces {
-        let ex = execute(&mut target, &mut checker, t, ExecOptions { check_state });
-        assert!(ex.divergence.is_none() && ex.fault.is_none());
+        let ex = execute(
+            &mut target,
+            &mut checker,
+            t,
+            Expect::Model,
+            ExecOptions { check_state },
+        );
+        assert!(ex.fault.is_none(), "{:?}", ex.fault);
+        assert!(
+            ex.divergence.is_none(),
+            "the bench needs a conforming target"
+        );
     }
     started.elapsed()
 }
 
 fn main() {
-    let server = spawn(ServeOptions::default()).unwrap();
-    let url = server.url();
+    let args: Vec<String> = std::env::args().collect();
+    let given = args
+        .iter()
+        .position(|a| a == "--target")
+        .and_then(|i| args.get(i + 1).cloned());
+    let server = given
+        .is_none()
+        .then(|| spawn(ServeOptions::default()).unwrap());
+    let url = given.unwrap_or_else(|| server.as_ref().map(|s| s.url()).unwrap_or_default());
+    assert!(
+        runner::target::is_loopback_url(&url),
+        "loopback targets only"
+    );
     let traces = traces();
     let steps = (CASES as usize * STEPS) as f64;
     let rate = |d: Duration| steps / d.as_secs_f64();
@@ -85,7 +110,7 @@ fn main() {
     let run_resp = best(&|| harness(&url, &traces, false));
     let bare_state = best(&|| bare(&url, &traces, true));
     let run_state = best(&|| harness(&url, &traces, true));
-    println!("{CASES} cases x {STEPS} steps against conform serve at {url}, best of {ROUNDS}");
+    println!("{CASES} cases x {STEPS} steps against {url}, best of {ROUNDS}");
     println!(
         "responses only:  bare client {:>8.0} steps/s, conform {:>8.0} steps/s, ratio {:.2}",
         rate(bare_resp),

@@ -121,27 +121,43 @@ fn walk(a: &Value, b: &Value, at: String, out: &mut BTreeSet<String>) {
 pub struct StateDiff {
     /// Component name (`promises`, `taskTimeouts`, …).
     pub component: String,
-    /// The entry's key within the component.
+    /// The entry's key within the component, for display (`a/b`,
+    /// `execute:a`, `a:notify:addr`).
     pub key: String,
+    /// The promise, task or schedule ids the key names: where the latitude
+    /// search looks first.
+    pub ids: Vec<String>,
     /// The model's entries under that key.
     pub model: Vec<Value>,
     /// The target's entries under that key.
     pub target: Vec<Value>,
 }
 
+/// What kind of difference a [`StateDiff`] is, ids aside.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StateChange {
+    /// The model has the entry, the target does not.
+    Missing,
+    /// The target has an entry the model does not.
+    Extra,
+    /// One entry each, differing in these dotted fields.
+    Fields(Vec<String>),
+    /// Several entries under the key, in different numbers or values.
+    Count,
+}
+
 impl StateDiff {
-    /// A key-independent description for divergence classes:
-    /// `component:missing`, `component:extra` or `component.field,…`.
-    pub fn class(&self) -> String {
+    /// Its kind of difference, independent of ids.
+    pub fn change(&self) -> StateChange {
         match (self.model.len(), self.target.len()) {
-            (_, 0) => format!("{}:missing", self.component),
-            (0, _) => format!("{}:extra", self.component),
-            (1, 1) => {
-                let paths = differing_paths(&self.model[0], &self.target[0]);
-                let fields: Vec<String> = paths.into_iter().collect();
-                format!("{}.{}", self.component, fields.join(","))
-            }
-            _ => format!("{}:count", self.component),
+            (_, 0) => StateChange::Missing,
+            (0, _) => StateChange::Extra,
+            (1, 1) => StateChange::Fields(
+                differing_paths(&self.model[0], &self.target[0])
+                    .into_iter()
+                    .collect(),
+            ),
+            _ => StateChange::Count,
         }
     }
 }
@@ -181,13 +197,28 @@ fn text(v: &Value) -> String {
         .unwrap_or_else(|| v.to_string())
 }
 
-fn keyed(
-    component: &str,
-    fields: &[&str],
-    entries: &[Value],
-    ignore: &[&str],
-) -> BTreeMap<String, Vec<Value>> {
-    let mut map: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+/// The ids an entry is keyed by: its key fields, or a message's task or
+/// promise id.
+fn entry_ids(component: &str, fields: &[&str], e: &Value) -> Vec<String> {
+    if component == "messages" {
+        let msg = &e["message"];
+        let id = match msg["kind"].as_str() {
+            Some("execute") => &msg["data"]["task"]["id"],
+            _ => &msg["data"]["promise"]["id"],
+        };
+        return vec![text(id)];
+    }
+    fields
+        .iter()
+        .filter(|f| **f != "address" && **f != "type")
+        .map(|f| text(&e[*f]))
+        .collect()
+}
+
+type Keyed = BTreeMap<String, (Vec<String>, Vec<Value>)>;
+
+fn keyed(component: &str, fields: &[&str], entries: &[Value], ignore: &[&str]) -> Keyed {
+    let mut map: Keyed = BTreeMap::new();
     for e in entries {
         let key = if component == "messages" {
             message_key(e)
@@ -198,15 +229,17 @@ fn keyed(
                 .collect::<Vec<_>>()
                 .join("/")
         };
+        let ids = entry_ids(component, fields, e);
         let mut e = canon(e);
         if let Some(obj) = e.as_object_mut() {
             for f in ignore {
                 obj.remove(*f);
             }
         }
-        map.entry(key).or_default().push(e);
+        let slot = map.entry(key).or_insert_with(|| (ids, Vec::new()));
+        slot.1.push(e);
     }
-    for v in map.values_mut() {
+    for (_, v) in map.values_mut() {
         v.sort_by_key(|e| e.to_string());
     }
     map
@@ -244,14 +277,13 @@ pub fn diff_state(
         let b = keyed(component, fields, theirs, &ignore);
         let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
         for key in keys {
-            let (x, y) = (
-                a.get(key).cloned().unwrap_or_default(),
-                b.get(key).cloned().unwrap_or_default(),
-            );
+            let (ids, x) = a.get(key).cloned().unwrap_or_default();
+            let (their_ids, y) = b.get(key).cloned().unwrap_or_default();
             if x != y {
                 diffs.push(StateDiff {
                     component: component.to_string(),
                     key: key.clone(),
+                    ids: if ids.is_empty() { their_ids } else { ids },
                     model: x,
                     target: y,
                 });
@@ -313,13 +345,11 @@ mod tests {
         assert!(skipped.contains("resumes"));
         let target = json!({"promises": [{"id": "a"}, {"id": "c"}]});
         let d = diff_state(&model, &target, &Profile::default(), &mut skipped);
-        let keys: Vec<_> = d.iter().map(|d| (d.key.as_str(), d.class())).collect();
+        let keys: Vec<_> = d.iter().map(|d| (d.key.as_str(), d.change())).collect();
         assert_eq!(
             keys,
-            [
-                ("b", "promises:missing".to_string()),
-                ("c", "promises:extra".to_string())
-            ]
+            [("b", StateChange::Missing), ("c", StateChange::Extra)]
         );
+        assert_eq!(d[0].ids, ["b"]);
     }
 }

@@ -1,10 +1,12 @@
-//! Field-level edits of requests shared by the shrinker and the golden
-//! corpus builder: where a request keeps its ids, deadlines, tags, values
-//! and pids, time shifts, and canonical renaming.
+//! Edits of whole traces shared by the shrinker and the golden corpus
+//! builder: time shifts and canonical renaming, over the fields
+//! `model::names` says a request carries.
 
 use std::collections::HashMap;
 
 use gen::{Op, Step};
+use model::names::{deadlines_mut, ids_mut, pid_mut, schedule_id_mut, tags_mut};
+use model::state::DELAY;
 
 /// Rename every id, pid and schedule id in `steps` canonically: promise
 /// ids by `ids`, schedules to `s1{suffix}`, … and pids to `p1`, `p2`, ….
@@ -16,7 +18,7 @@ pub fn rename_all(steps: &[Step], ids: &mut Renamer) -> Vec<Step> {
         let Op::Request(r) = &mut step.op else {
             continue;
         };
-        for id in promise_ids_mut(r) {
+        for id in ids_mut(r) {
             *id = ids.map(id);
         }
         for tags in tags_mut(r) {
@@ -44,9 +46,6 @@ pub fn rename_all(steps: &[Step], ids: &mut Renamer) -> Vec<Step> {
     }
     out
 }
-use model::api::{PromiseCreateReq, Request, TaskFenceAction};
-use model::state::DELAY;
-use model::types::{Tags, Value};
 
 /// Shift step `from` and everything after it (times and the absolute
 /// deadlines the requests carry) down by `by`.
@@ -136,107 +135,6 @@ pub fn letters(mut n: usize) -> String {
     }
     s.reverse();
     String::from_utf8(s).expect("ascii")
-}
-
-/// The promise a request creates (directly, by task.create, or fenced).
-pub fn create_mut(r: &mut Request) -> Option<&mut PromiseCreateReq> {
-    match r {
-        Request::PromiseCreate(c) => Some(c),
-        Request::TaskCreate(c) => Some(&mut c.action),
-        Request::TaskFence(f) => match &mut f.action {
-            TaskFenceAction::Create(c) => Some(c),
-            TaskFenceAction::Settle(_) => None,
-        },
-        _ => None,
-    }
-}
-
-/// Absolute deadlines carried by a request.
-pub fn deadlines_mut(r: &mut Request) -> Vec<&mut u64> {
-    create_mut(r)
-        .map(|c| vec![&mut c.timeout_at])
-        .unwrap_or_default()
-}
-
-/// The tag sets a request carries.
-pub fn tags_mut(r: &mut Request) -> Vec<&mut Tags> {
-    match r {
-        Request::ScheduleCreate(c) => vec![&mut c.promise_tags],
-        other => create_mut(other)
-            .map(|c| vec![&mut c.tags])
-            .unwrap_or_default(),
-    }
-}
-
-/// The params and values a request carries.
-pub fn values_mut(r: &mut Request) -> Vec<&mut Value> {
-    match r {
-        Request::PromiseSettle(c) => vec![&mut c.value],
-        Request::TaskFulfill(c) => vec![&mut c.action.value],
-        Request::TaskFence(f) => match &mut f.action {
-            TaskFenceAction::Create(c) => vec![&mut c.param],
-            TaskFenceAction::Settle(c) => vec![&mut c.value],
-        },
-        Request::ScheduleCreate(c) => vec![&mut c.promise_param],
-        other => create_mut(other)
-            .map(|c| vec![&mut c.param])
-            .unwrap_or_default(),
-    }
-}
-
-/// The process id a request names.
-pub fn pid_mut(r: &mut Request) -> Option<&mut String> {
-    match r {
-        Request::TaskCreate(c) => Some(&mut c.pid),
-        Request::TaskAcquire(c) => Some(&mut c.pid),
-        Request::TaskHeartbeat(c) => Some(&mut c.pid),
-        _ => None,
-    }
-}
-
-/// The schedule id a request names.
-pub fn schedule_id_mut(r: &mut Request) -> Option<&mut String> {
-    match r {
-        Request::ScheduleCreate(c) => Some(&mut c.id),
-        Request::ScheduleGet(c) => Some(&mut c.id),
-        Request::ScheduleDelete(c) => Some(&mut c.id),
-        _ => None,
-    }
-}
-
-/// Every promise/task id a request names.
-pub fn promise_ids_mut(r: &mut Request) -> Vec<&mut String> {
-    match r {
-        Request::PromiseGet(c) => vec![&mut c.id],
-        Request::PromiseCreate(c) => vec![&mut c.id],
-        Request::PromiseSettle(c) => vec![&mut c.id],
-        Request::PromiseRegisterCallback(c) => vec![&mut c.awaited, &mut c.awaiter],
-        Request::PromiseRegisterListener(c) => vec![&mut c.awaited],
-        Request::TaskGet(c) => vec![&mut c.id],
-        Request::TaskCreate(c) => vec![&mut c.action.id],
-        Request::TaskAcquire(c) => vec![&mut c.id],
-        Request::TaskFence(c) => {
-            let inner = match &mut c.action {
-                TaskFenceAction::Create(a) => &mut a.id,
-                TaskFenceAction::Settle(a) => &mut a.id,
-            };
-            vec![&mut c.id, inner]
-        }
-        Request::TaskHeartbeat(c) => c.tasks.iter_mut().map(|t| &mut t.id).collect(),
-        Request::TaskSuspend(c) => {
-            let mut v = vec![&mut c.id];
-            for a in &mut c.actions {
-                v.push(&mut a.awaited);
-                v.push(&mut a.awaiter);
-            }
-            v
-        }
-        Request::TaskFulfill(c) => vec![&mut c.id, &mut c.action.id],
-        Request::TaskRelease(c) => vec![&mut c.id],
-        Request::TaskHalt(c) => vec![&mut c.id],
-        Request::TaskContinue(c) => vec![&mut c.id],
-        _ => Vec::new(),
-    }
 }
 
 #[cfg(test)]

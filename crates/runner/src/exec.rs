@@ -1,13 +1,14 @@
-//! Replaying a sequence of steps against a target and the model together:
-//! the loop shared by `run`, `replay` and `shrink`.
-
-use std::time::Duration;
+//! The one step loop: every command that drives a target (`run`,
+//! `replay`, `shrink`, `check`), the latitude tests and the overhead bench
+//! replay steps through [`execute`]: observe (send the step, take the
+//! snapshot) → check (the model and its latitude) → record (the trace line).
 
 use serde_json::Value;
 
-use gen::{Op, Step};
+use gen::Step;
 
 use crate::check::{Checker, Divergence};
+use crate::compare::{diff_state, normalize_response};
 use crate::snapshot::Snap;
 use crate::target::{Target, TargetError};
 use crate::trace::Line;
@@ -17,6 +18,19 @@ use crate::trace::Line;
 pub struct ExecOptions {
     /// Compare `debug.snap` after every step.
     pub check_state: bool,
+}
+
+/// What the target's answers are held to.
+#[derive(Clone, Copy, Debug)]
+pub enum Expect<'a> {
+    /// The model's answers, with latitude.
+    Model,
+    /// Answers recorded in a golden file (`expect`, else `res`, and `state`),
+    /// one line per step. A step that matches its record passes; one that
+    /// does not is judged by the model with latitude, and from the first
+    /// such step on the model alone judges (it has adopted the target's
+    /// schedule, which the records did not foresee).
+    Recorded(&'a [Line]),
 }
 
 /// The result of replaying steps until the end, the first divergence or a
@@ -31,16 +45,22 @@ pub struct Execution {
     pub fault: Option<TargetError>,
     /// Steps explained by latitude.
     pub latitude: u64,
-    /// Time spent waiting on the target.
-    pub target_time: Duration,
 }
 
-/// `debug.start`, `debug.reset`, then every step; stops at the first
-/// divergence or fault.
+impl Execution {
+    /// The steps executed.
+    pub fn steps(&self) -> Vec<Step> {
+        self.lines.iter().map(|l| l.step.clone()).collect()
+    }
+}
+
+/// `start` the target and reset the model, then every step; stops at the
+/// first divergence or fault.
 pub fn execute(
-    target: &mut Target,
+    target: &mut dyn Target,
     checker: &mut Checker,
     steps: &[Step],
+    expect: Expect,
     opts: ExecOptions,
 ) -> Execution {
     let mut ex = Execution {
@@ -48,18 +68,15 @@ pub fn execute(
         divergence: None,
         fault: None,
         latitude: 0,
-        target_time: Duration::ZERO,
     };
     checker.reset();
-    if let Err(e) = target.start_and_reset() {
+    if let Err(e) = target.start() {
         ex.fault = Some(e);
         return ex;
     }
-    for step in steps {
-        let started = std::time::Instant::now();
-        let observed = observe(target, step, opts.check_state);
-        ex.target_time += started.elapsed();
-        let (res, snap) = match observed {
+    let mut judged_by_model = false;
+    for (i, step) in steps.iter().enumerate() {
+        let (res, snap) = match observe(target, step, opts.check_state) {
             Ok(o) => o,
             Err(e) => {
                 ex.lines.push(Line::of(step.clone()));
@@ -67,11 +84,21 @@ pub fn execute(
                 return ex;
             }
         };
+        let recorded = match expect {
+            Expect::Recorded(lines) if !judged_by_model => lines.get(i),
+            _ => None,
+        };
+        let record_fits = recorded.is_some_and(|r| fits_record(checker, r, &res, &snap));
         let checked = checker.check(step, res.as_ref(), snap.as_ref());
-        ex.latitude += u64::from(checked.used_latitude);
         let mut line = Line::of(step.clone());
         line.res = res;
         line.expect = checked.expect;
+        if record_fits {
+            ex.lines.push(line);
+            continue;
+        }
+        judged_by_model |= recorded.is_some();
+        ex.latitude += u64::from(checked.used_latitude);
         if let Some(d) = checked.divergence {
             line.diverged = true;
             ex.lines.push(line);
@@ -85,19 +112,36 @@ pub fn execute(
 
 /// Send one step to the target; fetch its snapshot when asked.
 fn observe(
-    target: &mut Target,
+    target: &mut dyn Target,
     step: &Step,
     snap: bool,
 ) -> Result<(Option<Value>, Option<Snap>), TargetError> {
-    let res = match &step.op {
-        Op::Request(r) => {
-            Some(target.call(r.kind(), model::wire::encode_request(r), Some(step.now))?)
-        }
-        Op::Tick => {
-            target.tick(step.now)?;
-            None
-        }
-    };
+    let res = target.send(step)?;
     let snap = if snap { Some(target.snap()?) } else { None };
     Ok((res, snap))
+}
+
+/// Whether the target's answer matches a golden line's records: a golden
+/// file records the expectation in `res`, a run trace the target's answer
+/// there and the model's in `expect`.
+fn fits_record(
+    checker: &mut Checker,
+    rec: &Line,
+    res: &Option<Value>,
+    snap: &Option<Snap>,
+) -> bool {
+    let profile = &checker.profile;
+    let res_ok = match (rec.expect.as_ref().or(rec.res.as_ref()), res) {
+        (Some(want), Some(got)) => {
+            normalize_response(want, profile) == normalize_response(got, profile)
+        }
+        _ => true,
+    };
+    let state_ok = match (&rec.state, snap) {
+        (Some(want), Some(got)) => {
+            diff_state(want, &got.normalized(), profile, &mut checker.skipped).is_empty()
+        }
+        _ => true,
+    };
+    res_ok && state_ok
 }

@@ -18,18 +18,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
-use gen::{GenConfig, Op, Step};
+use gen::{case_seed, Coverage, GenConfig, Op, Step};
 use model::branch::{Branch, ALL};
 use model::machine::Machine;
 use model::state::ServerConfig;
 use model::view::StateView;
 
 use crate::edit::{rename_all, shift_up, Renamer};
-use crate::run::case_seed;
-use crate::shrink::repair;
-use crate::trace::{Header, Line, Trace};
+use crate::shrink::delete_chunks;
+use crate::trace::{Header, Line, Options, Trace};
 
 /// What `conform golden` was asked.
 #[derive(Clone, Debug)]
@@ -77,25 +76,10 @@ fn reaches(steps: &[Step], b: Branch, retry_timeout: u64) -> bool {
 
 /// The smallest sub-trace of `steps` (repaired) that still reaches `b`.
 fn minimise(steps: &[Step], b: Branch, retry_timeout: u64) -> Vec<Step> {
-    let mut best = steps.to_vec();
-    let mut chunk = (best.len() / 2).max(1);
-    loop {
-        let mut i = 0;
-        while i < best.len() {
-            let mut cand = best.clone();
-            cand.drain(i..(i + chunk).min(best.len()));
-            let cand = repair(&cand, retry_timeout, &best);
-            if cand.len() < best.len() && reaches(&cand, b, retry_timeout) {
-                best = cand;
-            } else {
-                i += chunk;
-            }
-        }
-        if chunk == 1 {
-            return best;
-        }
-        chunk /= 2;
-    }
+    delete_chunks(steps.to_vec(), |best, cand| {
+        let cand = gen::repair(&cand, best, retry_timeout);
+        (cand.len() < best.len() && reaches(&cand, b, retry_timeout)).then_some(cand)
+    })
 }
 
 /// The handler group of a branch: its name up to `/`, with `catch_up`
@@ -168,12 +152,14 @@ fn assemble(group: &str, scenarios: &[Vec<Step>], opts: &GoldenOptions, start: u
         };
         steps.extend(shifted);
     }
-    let mut options = Map::new();
-    options.insert("group".into(), json!(group));
-    options.insert("count".into(), json!(opts.count));
-    options.insert("steps".into(), json!(opts.steps));
-    options.insert("retryTimeout".into(), json!(opts.retry_timeout));
-    options.insert("withState".into(), json!(opts.with_state));
+    let options = Options {
+        group: Some(group.to_string()),
+        count: Some(opts.count),
+        steps: Some(opts.steps),
+        retry_timeout: Some(opts.retry_timeout),
+        with_state: Some(opts.with_state),
+        ..Options::default()
+    };
     let header = Header::new(Some(opts.seed), None, options, None);
     let lines = record(&steps, opts.retry_timeout, opts.with_state);
     GoldenFile {
@@ -217,7 +203,7 @@ pub fn build(opts: &GoldenOptions) -> Vec<GoldenFile> {
             .map(|(g, scs)| assemble(g, scs, opts, cfg.start))
             .collect();
         let traces: Vec<Trace> = files.iter().map(|f| f.trace.clone()).collect();
-        let (_, missed) = coverage(&traces);
+        let missed = coverage(&traces).missed();
         if missed.is_empty() || round == 3 {
             break;
         }
@@ -230,22 +216,13 @@ pub fn build(opts: &GoldenOptions) -> Vec<GoldenFile> {
     files
 }
 
-/// The reachable branches a set of golden traces takes, and those it misses.
-pub fn coverage(traces: &[Trace]) -> (BTreeSet<Branch>, Vec<Branch>) {
-    let mut hit = BTreeSet::new();
+/// The branches a set of golden traces takes.
+pub fn coverage(traces: &[Trace]) -> Coverage {
+    let mut c = Coverage::new();
     for t in traces {
-        hit.extend(
-            hits_per_step(&t.steps(), t.header.retry_timeout())
-                .into_iter()
-                .flatten(),
-        );
+        c.merge(&gen::coverage(&t.steps(), t.header.retry_timeout()));
     }
-    let missed = ALL
-        .iter()
-        .filter(|b| b.reachable() && !hit.contains(b))
-        .copied()
-        .collect();
-    (hit, missed)
+    c
 }
 
 /// Where the model's answers now differ from a golden trace's records:
@@ -285,7 +262,7 @@ pub fn existing(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut v: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
-        .filter(|p| crate::trace::read(p).is_ok_and(|t| t.header.options.contains_key("group")))
+        .filter(|p| crate::trace::read(p).is_ok_and(|t| t.header.options.group.is_some()))
         .collect();
     v.sort();
     v

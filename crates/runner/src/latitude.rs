@@ -18,7 +18,9 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use model::machine::{Machine, Timer};
+use itertools::Itertools;
+
+use model::machine::{Machine, Timer, GROUPS};
 
 /// Subsets are enumerated exhaustively up to this many due timers.
 pub const MAX_EXHAUSTIVE: usize = 6;
@@ -54,17 +56,8 @@ pub fn around_request(due: &[Timer], hints: &BTreeSet<String>) -> Vec<Vec<Timer>
         permutations(&hinted).into_iter().for_each(|p| c.push(p));
     }
     let subsets: Vec<Vec<Timer>> = if due.len() <= MAX_EXHAUSTIVE {
-        let mut s: Vec<Vec<Timer>> = (1u32..(1 << due.len()))
-            .map(|bits| {
-                due.iter()
-                    .enumerate()
-                    .filter(|(i, _)| bits & (1 << i) != 0)
-                    .map(|(_, t)| t.clone())
-                    .collect()
-            })
-            .collect();
-        s.sort_by_key(Vec::len);
-        s
+        // Smallest first, each size in the documented order.
+        due.iter().cloned().powerset().skip(1).collect()
     } else {
         let mut s: Vec<Vec<Timer>> = due.iter().map(|t| vec![t.clone()]).collect();
         s.push(due.to_vec());
@@ -91,11 +84,11 @@ pub fn tick_orders(due: &[Timer], m: &Machine) -> Vec<Vec<Timer>> {
         permutations(due).into_iter().for_each(|p| c.push(p));
         return c.out;
     }
-    let group = |k: usize| -> Vec<Timer> { due.iter().filter(|t| kind(t) == k).cloned().collect() };
+    let group =
+        |k: usize| -> Vec<Timer> { due.iter().filter(|t| t.group() == k).cloned().collect() };
     let promises = group(0);
     let batched = awaiters_first(&promises, m);
-    let groups = [0usize, 1, 2, 3];
-    for order in permutations_of(&groups) {
+    for order in (0..GROUPS).permutations(GROUPS) {
         for promise_order in [&promises, &batched] {
             let mut v = Vec::with_capacity(due.len());
             for k in &order {
@@ -110,15 +103,6 @@ pub fn tick_orders(due: &[Timer], m: &Machine) -> Vec<Vec<Timer>> {
     }
     c.push(due.iter().rev().cloned().collect());
     c.out
-}
-
-fn kind(t: &Timer) -> usize {
-    match t {
-        Timer::Promise(_) => 0,
-        Timer::TaskRetry(_) => 1,
-        Timer::TaskLease(_) => 2,
-        Timer::Schedule(_) => 3,
-    }
 }
 
 /// Promise timers reordered so that an awaiter fires before any promise it
@@ -154,23 +138,7 @@ fn awaiters_first(promises: &[Timer], m: &Machine) -> Vec<Timer> {
 
 /// Every order of `items`, the given order first.
 pub fn permutations(items: &[Timer]) -> Vec<Vec<Timer>> {
-    permutations_of(items)
-}
-
-fn permutations_of<T: Clone>(items: &[T]) -> Vec<Vec<T>> {
-    if items.len() <= 1 {
-        return vec![items.to_vec()];
-    }
-    let mut out = Vec::new();
-    for i in 0..items.len() {
-        let mut rest = items.to_vec();
-        let head = rest.remove(i);
-        for mut p in permutations_of(&rest) {
-            p.insert(0, head.clone());
-            out.push(p);
-        }
-    }
-    out
+    items.iter().cloned().permutations(items.len()).collect()
 }
 
 #[cfg(test)]

@@ -4,6 +4,6 @@
 
 mod cli;
 
-fn main() {
-    std::process::exit(cli::main());
+fn main() -> std::process::ExitCode {
+    cli::main()
 }

@@ -2,7 +2,6 @@
 //! (`--junit`, one testcase per case, the diff and replay command in the
 //! failure text). Both are documented field by field in the README.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -99,18 +98,31 @@ pub struct Summary {
     pub case_reports: Vec<CaseReport>,
 }
 
+/// How a whole run or check ended, for the exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nothing diverged, nothing failed.
+    Clean,
+    /// Some case diverged.
+    Diverged,
+    /// The target failed (wins over divergences).
+    Fault,
+}
+
 impl Summary {
-    /// A summary of `case_reports`; coverage and skipped components are
-    /// left empty for the caller to fill in when it knows them.
+    /// A summary of `case_reports`, with the coverage and skipped
+    /// components the run's checker collected.
     pub fn new(
         seed: u64,
         target: &str,
         profile: &str,
         case_reports: Vec<CaseReport>,
         elapsed: std::time::Duration,
+        checker: &crate::check::Checker,
     ) -> Summary {
         let steps: usize = case_reports.iter().map(|r| r.steps).sum();
         let seconds = elapsed.as_secs_f64();
+        let missed = checker.coverage.missed();
         Summary {
             harness: format!("conform {}", env!("CARGO_PKG_VERSION")),
             spec: model::SPEC_COMMIT.to_string(),
@@ -125,11 +137,11 @@ impl Summary {
                 0.0
             },
             seconds,
-            coverage_hit: 0,
-            coverage_total: 0,
-            coverage_missed: Vec::new(),
+            coverage_hit: checker.coverage.reachable_hit(),
+            coverage_total: checker.coverage.reachable_total,
+            coverage_missed: missed.iter().map(|b| b.name().to_string()).collect(),
             latitude: case_reports.iter().map(|r| r.latitude).sum(),
-            skipped_components: Vec::new(),
+            skipped_components: checker.skipped.iter().cloned().collect(),
             divergences: case_reports
                 .iter()
                 .filter(|r| matches!(r.status, CaseStatus::Diverged { .. }))
@@ -141,6 +153,72 @@ impl Summary {
             case_reports,
         }
     }
+
+    /// How it ended: a fault anywhere wins over divergences.
+    pub fn verdict(&self) -> Verdict {
+        if self.faults > 0 {
+            Verdict::Fault
+        } else if self.divergences > 0 {
+            Verdict::Diverged
+        } else {
+            Verdict::Clean
+        }
+    }
+
+    /// The replay command of the first divergence, if any.
+    pub fn first_replay(&self) -> Option<&str> {
+        self.case_reports.iter().find_map(|c| match &c.status {
+            CaseStatus::Diverged { replay, .. } => Some(replay.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Print the end-of-run summary; its last line says what to do next.
+    pub fn print(&self, out: &mut dyn std::io::Write) {
+        let _ = writeln!(
+            out,
+            "summary: {} cases, {} steps, {:.0} steps/s, {:.1}s",
+            self.cases, self.steps, self.steps_per_second, self.seconds
+        );
+        let _ = writeln!(
+            out,
+            "  branch coverage: {}/{} reachable",
+            self.coverage_hit, self.coverage_total
+        );
+        if !self.coverage_missed.is_empty() {
+            const SHOWN: usize = 12;
+            let more = self.coverage_missed.len().saturating_sub(SHOWN);
+            let shown: Vec<&str> = self
+                .coverage_missed
+                .iter()
+                .take(SHOWN)
+                .map(String::as_str)
+                .collect();
+            let tail = if more > 0 {
+                format!(" (+{more} more; --report lists all)")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(out, "  missed: {}{tail}", shown.join(", "));
+        }
+        let _ = writeln!(
+            out,
+            "  latitude: {} steps explained by timeouts the spec lets fire",
+            self.latitude
+        );
+        if !self.skipped_components.is_empty() {
+            let _ = writeln!(
+                out,
+                "  not compared (absent from the target's snapshot): {}",
+                self.skipped_components.join(", ")
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  divergences: {}, target faults: {}",
+            self.divergences, self.faults
+        );
+    }
 }
 
 /// Write the JSON summary.
@@ -151,44 +229,20 @@ pub fn write_json(path: &Path, s: &Summary) -> std::io::Result<()> {
     std::fs::write(path, serde_json::to_string_pretty(s)? + "\n")
 }
 
-fn xml(s: &str) -> String {
-    s.chars()
-        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
-        .map(|c| match c {
-            '&' => "&amp;".to_string(),
-            '<' => "&lt;".to_string(),
-            '>' => "&gt;".to_string(),
-            '"' => "&quot;".to_string(),
-            c => c.to_string(),
-        })
-        .collect()
-}
-
-/// Write JUnit XML: one `<testcase>` per case.
+/// Write JUnit XML: one `<testcase>` per case; a divergence is a
+/// `<failure>` holding the step, class, diff, trace and replay command; a
+/// target fault an `<error>`.
 pub fn write_junit(path: &Path, s: &Summary) -> std::io::Result<()> {
-    let mut x = String::new();
-    let _ = writeln!(x, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-    let _ = writeln!(
-        x,
-        r#"<testsuite name="conform" tests="{}" failures="{}" errors="{}" time="{:.3}">"#,
-        s.cases, s.divergences, s.faults, s.seconds
-    );
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new("conform");
+    suite.set_time(std::time::Duration::from_secs_f64(s.seconds));
     for c in &s.case_reports {
         let name = c
             .name
             .clone()
             .unwrap_or_else(|| format!("case {} (seed {})", c.case, s.seed));
-        let _ = write!(
-            x,
-            r#"  <testcase classname="conform.{}" name="{}" time="{:.3}""#,
-            xml(&s.profile),
-            xml(&name),
-            c.seconds
-        );
-        match &c.status {
-            CaseStatus::Pass => {
-                let _ = writeln!(x, "/>");
-            }
+        let status = match &c.status {
+            CaseStatus::Pass => TestCaseStatus::success(),
             CaseStatus::Diverged {
                 step,
                 class,
@@ -197,33 +251,32 @@ pub fn write_junit(path: &Path, s: &Summary) -> std::io::Result<()> {
                 replay,
                 ..
             } => {
-                let _ = writeln!(x, ">");
-                let _ = writeln!(
-                    x,
-                    r#"    <failure message="{}">step {step}: {}&#10;{}&#10;trace: {}&#10;replay: {}</failure>"#,
-                    xml(class),
-                    xml(class),
-                    xml(diff),
-                    xml(&trace.display().to_string()),
-                    xml(replay)
-                );
-                let _ = writeln!(x, "  </testcase>");
+                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                st.set_message(class.as_str()).set_description(format!(
+                    "step {step}: {class}\n{diff}\ntrace: {}\nreplay: {replay}",
+                    trace.display()
+                ));
+                st
             }
             CaseStatus::Fault { message, trace } => {
-                let _ = writeln!(x, ">");
-                let _ = writeln!(
-                    x,
-                    r#"    <error message="{}">trace so far: {}</error>"#,
-                    xml(message),
-                    xml(&trace.display().to_string())
-                );
-                let _ = writeln!(x, "  </testcase>");
+                let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+                st.set_message(message.as_str())
+                    .set_description(format!("trace so far: {}", trace.display()));
+                st
             }
-        }
+        };
+        let mut tc = TestCase::new(name, status);
+        tc.set_classname(format!("conform.{}", s.profile))
+            .set_time(std::time::Duration::from_secs_f64(c.seconds));
+        suite.add_test_case(tc);
     }
-    let _ = writeln!(x, "</testsuite>");
+    let mut report = Report::new("conform");
+    report.add_test_suite(suite);
+    let xml = report
+        .to_string()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(path, x)
+    std::fs::write(path, xml)
 }

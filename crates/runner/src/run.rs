@@ -2,26 +2,27 @@
 //! model, save and shrink what diverges, summarise.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
+use deviate::Deviation;
 
 use crate::check::Checker;
-use crate::exec::{execute, ExecOptions, Execution};
+use crate::exec::{execute, ExecOptions, Execution, Expect};
 use crate::profile::Profile;
 use crate::report::{CaseReport, CaseStatus, Summary};
+use crate::repro::{self, Reach, Which};
 use crate::shrink::{shrink, ShrinkOptions};
-use crate::target::Target;
-use crate::trace::{self, Header, Trace};
+use crate::target::{HttpTarget, Target};
+use crate::trace::{Header, Options};
 
 /// Everything `conform run` was asked.
 #[derive(Clone, Debug)]
 pub struct RunConfig {
-    /// Target URL.
+    /// The URL to connect to (the embedded server's too).
     pub target: String,
-    /// Whether the target is the embedded reference server.
-    pub embedded: bool,
+    /// How printed commands reach the target again.
+    pub reach: Reach,
     /// Run seed.
     pub seed: u64,
     /// Number of cases.
@@ -32,16 +33,12 @@ pub struct RunConfig {
     pub steps: usize,
     /// The target's profile.
     pub profile: Profile,
-    /// Where the profile came from (for the replay command).
-    pub profile_path: Option<PathBuf>,
-    /// Compare `debug.snap` after every step.
-    pub check_state: bool,
+    /// The baseline's deviations, applied to the model.
+    pub deviations: Vec<&'static Deviation>,
     /// Stop at the first failing case.
     pub fail_fast: bool,
     /// Where failing traces go.
     pub out_dir: PathBuf,
-    /// Per-request timeout.
-    pub request_timeout: Duration,
     /// Shrink divergences before reporting.
     pub shrink: bool,
     /// Time budget per shrink.
@@ -52,103 +49,76 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// The options recorded in trace headers.
-    pub fn options(&self) -> Map<String, Value> {
-        let mut o = Map::new();
-        o.insert("steps".into(), json!(self.steps));
-        o.insert("retryTimeout".into(), json!(self.profile.retry_timeout));
-        o.insert("checkState".into(), json!(self.check_state));
-        o.insert("profile".into(), json!(self.profile.name));
-        o
+    pub fn options(&self) -> Options {
+        Options {
+            steps: Some(self.steps),
+            retry_timeout: Some(self.profile.retry_timeout),
+            check_state: Some(self.reach.check_state),
+            profile: Some(self.profile.name.clone()),
+            baseline: self.reach.baseline.clone(),
+            ..Options::default()
+        }
     }
 
-    /// The target and comparison flags that reproduce this run's setting.
-    fn target_flags(&self) -> String {
-        let mut f = String::new();
-        if !self.embedded {
-            f.push_str(&format!(" --target {}", self.target));
-        }
-        if let Some(p) = &self.profile_path {
-            f.push_str(&format!(" --profile {}", p.display()));
-        }
-        f.push_str(&format!(" --retry-timeout {}", self.profile.retry_timeout));
-        if self.request_timeout != Duration::from_millis(5000) {
-            f.push_str(&format!(
-                " --timeout-ms {}",
-                self.request_timeout.as_millis()
-            ));
-        }
-        if !self.check_state {
-            f.push_str(" --no-state");
-        }
-        f
-    }
-
-    /// The exact command that replays a trace against this run's target.
-    pub fn replay_command(&self, path: &Path) -> String {
-        format!(
-            "{} replay {}{}",
-            program(),
-            path.display(),
-            self.target_flags()
-        )
-    }
-
-    /// The exact command that re-runs case `case` (or the whole run).
-    pub fn run_command(&self, case: Option<u64>) -> String {
+    /// The command that re-runs case `case`, or the whole run.
+    pub fn rerun_command(&self, case: Option<u64>) -> String {
         let which = match case.or(self.only_case) {
-            Some(c) => format!("--case {c}"),
-            None => format!("--cases {}", self.cases),
+            Some(c) => Which::Case(c),
+            None => Which::Cases(self.cases),
         };
-        format!(
-            "{} run --seed {} {which} --steps {}{}",
-            program(),
-            self.seed,
-            self.steps,
-            self.target_flags()
-        )
+        self.reach.rerun_command(self.seed, which, self.steps)
+    }
+
+    fn exec_options(&self) -> ExecOptions {
+        ExecOptions {
+            check_state: self.reach.check_state,
+        }
     }
 }
 
-/// The name this binary was invoked by, for ready-to-paste commands.
-pub fn program() -> String {
-    std::env::args()
-        .next()
-        .unwrap_or_else(|| "conform".to_string())
-}
-
-/// The seed of case `i` of a run: SplitMix64 of the run seed and index.
-pub fn case_seed(seed: u64, case: u64) -> u64 {
-    let mut z = seed ^ case.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// A file name stamp with milliseconds: `20261130T011500123`.
-pub fn stamp() -> String {
-    chrono::Utc::now().format("%Y%m%dT%H%M%S%3f").to_string()
-}
-
-/// Run every case; `out` gets the human-readable log.
+/// Run every case against `cfg.target` over HTTP; `out` gets the log.
 pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Summary {
+    match HttpTarget::new(&cfg.target, Duration::from_millis(cfg.reach.timeout_ms)) {
+        Ok(mut t) => run_on(cfg, &mut t, out),
+        Err(e) => {
+            let _ = writeln!(out, "error: {e}");
+            let report = CaseReport {
+                name: None,
+                case: 0,
+                seed: gen::case_seed(cfg.seed, 0),
+                steps: 0,
+                latitude: 0,
+                seconds: 0.0,
+                status: CaseStatus::Fault {
+                    message: e.to_string(),
+                    trace: PathBuf::new(),
+                },
+            };
+            let checker = Checker::new(cfg.profile.clone());
+            Summary::new(
+                cfg.seed,
+                &cfg.target,
+                &cfg.profile.name,
+                vec![report],
+                Duration::ZERO,
+                &checker,
+            )
+        }
+    }
+}
+
+/// Run every case against `target`.
+pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> Summary {
     let started = Instant::now();
     let cases: Vec<u64> = match cfg.only_case {
         Some(c) => vec![c],
         None => (0..cfg.cases).collect(),
     };
     let bar = progress_bar(cfg, cases.len() as u64 * cfg.steps as u64);
-    let mut checker = Checker::new(cfg.profile.clone());
+    let mut checker = Checker::with_deviations(cfg.profile.clone(), cfg.deviations.clone());
     let mut reports = Vec::new();
-    let mut target = match Target::new(&cfg.target, cfg.request_timeout) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            let _ = writeln!(out, "error: {e}");
-            None
-        }
-    };
     for &case in &cases {
-        let Some(t) = target.as_mut() else { break };
-        let seed = case_seed(cfg.seed, case);
+        let seed = gen::case_seed(cfg.seed, case);
         let steps = gen::generate(
             seed,
             &gen::GenConfig {
@@ -159,58 +129,51 @@ pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Summary {
         );
         let case_started = Instant::now();
         let ex = execute(
-            t,
+            target,
             &mut checker,
             &steps,
-            ExecOptions {
-                check_state: cfg.check_state,
-            },
+            Expect::Model,
+            cfg.exec_options(),
         );
         bar.inc(ex.lines.len() as u64);
-        let status = bar.suspend(|| finish_case(cfg, case, &ex, t, out));
-        let failed = status != CaseStatus::Pass;
+        let (steps_run, latitude) = (ex.lines.len(), ex.latitude);
+        let status = bar.suspend(|| finish_case(cfg, case, ex, target, &mut checker, out));
+        let stop = match status {
+            CaseStatus::Pass => false,
+            CaseStatus::Fault { .. } => {
+                // A target that failed once is not worth another case per second.
+                bar.suspend(|| {
+                    let _ = writeln!(
+                        out,
+                        "stopping: the target failed; the remaining cases were not run"
+                    );
+                });
+                true
+            }
+            CaseStatus::Diverged { .. } => cfg.fail_fast,
+        };
         reports.push(CaseReport {
             name: None,
             case,
             seed,
-            steps: ex.lines.len(),
-            latitude: ex.latitude,
+            steps: steps_run,
+            latitude,
             seconds: case_started.elapsed().as_secs_f64(),
             status,
         });
-        if failed && cfg.fail_fast {
-            break;
-        }
-        if matches!(
-            reports.last().map(|r| &r.status),
-            Some(CaseStatus::Fault { .. })
-        ) {
-            // A target that failed once is not worth another case per second.
-            bar.suspend(|| {
-                let _ = writeln!(
-                    out,
-                    "stopping: the target failed; the remaining cases were not run"
-                );
-            });
+        if stop {
             break;
         }
     }
     bar.finish_and_clear();
-    if target.is_none() {
-        reports.push(CaseReport {
-            name: None,
-            case: 0,
-            seed: case_seed(cfg.seed, 0),
-            steps: 0,
-            latitude: 0,
-            seconds: 0.0,
-            status: CaseStatus::Fault {
-                message: format!("target is not a loopback address: {}", cfg.target),
-                trace: PathBuf::new(),
-            },
-        });
-    }
-    summarise(cfg, &checker, reports, started.elapsed())
+    Summary::new(
+        cfg.seed,
+        &cfg.target,
+        &cfg.profile.name,
+        reports,
+        started.elapsed(),
+        &checker,
+    )
 }
 
 fn progress_bar(cfg: &RunConfig, len: u64) -> indicatif::ProgressBar {
@@ -231,27 +194,20 @@ fn progress_bar(cfg: &RunConfig, len: u64) -> indicatif::ProgressBar {
 fn finish_case(
     cfg: &RunConfig,
     case: u64,
-    ex: &Execution,
-    target: &mut Target,
+    ex: Execution,
+    target: &mut dyn Target,
+    checker: &mut Checker,
     out: &mut dyn Write,
 ) -> CaseStatus {
     let header = Header::new(
         Some(cfg.seed),
         Some(case),
         cfg.options(),
-        Some(cfg.target.clone()),
+        Some(target.describe()),
     );
-    let path = cfg
-        .out_dir
-        .join(format!("{}-{}-{}.ndjson", stamp(), cfg.seed, case));
+    let path = repro::failure_path(&cfg.out_dir, cfg.seed, case);
     if let Some(e) = &ex.fault {
-        let saved = trace::write(
-            &path,
-            &Trace {
-                header,
-                lines: ex.lines.clone(),
-            },
-        );
+        let saved = repro::save(&path, &header, &ex.lines);
         let _ = writeln!(
             out,
             "TARGET FAULT in case {case} of seed {} at step {}: {e}",
@@ -263,7 +219,7 @@ fn finish_case(
                 let _ = writeln!(out, "  trace so far: {}", path.display());
             }
             Err(w) => {
-                let _ = writeln!(out, "  could not save the trace to {}: {w}", path.display());
+                let _ = writeln!(out, "  {w}");
             }
         }
         return CaseStatus::Fault {
@@ -271,11 +227,10 @@ fn finish_case(
             trace: path,
         };
     }
-    let Some((at, d)) = &ex.divergence else {
+    let Some((at, d)) = ex.divergence.clone() else {
         return CaseStatus::Pass;
     };
-    let line = &ex.lines[*at];
-    let diff = crate::render::divergence(line, d);
+    let diff = crate::render::divergence(&ex.lines[at], &d);
     let _ = writeln!(
         out,
         "DIVERGENCE in case {case} of seed {} at step {} of {}: {}",
@@ -285,68 +240,45 @@ fn finish_case(
         d.class
     );
     let _ = write!(out, "{diff}");
-    if let Err(w) = trace::write(
-        &path,
-        &Trace {
-            header: header.clone(),
-            lines: ex.lines.clone(),
-        },
-    ) {
-        let _ = writeln!(out, "  could not save the trace to {}: {w}", path.display());
+    if let Err(w) = repro::save(&path, &header, &ex.lines) {
+        let _ = writeln!(out, "  {w}");
     }
     let _ = writeln!(out, "  trace:    {}", path.display());
     let mut replay_path = path.clone();
     let (mut shrunk, mut shrunk_steps) = (None, None);
     if cfg.shrink {
         let opts = ShrinkOptions {
-            check_state: cfg.check_state,
+            check_state: cfg.reach.check_state,
             time: cfg.shrink_time,
-            verbose: false,
         };
-        let steps: Vec<_> = ex.lines.iter().map(|l| l.step.clone()).collect();
-        let result = shrink(target, &cfg.profile, &steps, &d.class, &opts, out);
-        if let Some(best) = result.best {
-            let spath = path.with_extension("shrunk.ndjson");
-            let mut h = header.clone();
-            h.options
-                .insert("shrunkFrom".into(), json!(path.display().to_string()));
-            match trace::write(
-                &spath,
-                &Trace {
-                    header: h,
-                    lines: best.lines.clone(),
-                },
-            ) {
-                Ok(()) => {
-                    let _ = writeln!(
-                        out,
-                        "  shrunk:   {} ({} → {} steps, {} candidates, {:.1}s)",
-                        spath.display(),
-                        ex.lines.len(),
-                        best.lines.len(),
-                        result.tried,
-                        result.elapsed.as_secs_f64()
-                    );
-                    if let Some((i, sd)) = &best.divergence {
-                        let _ = write!(out, "{}", crate::render::divergence(&best.lines[*i], sd));
-                    }
-                    shrunk_steps = Some(best.lines.len());
-                    replay_path = spath.clone();
-                    shrunk = Some(spath);
+        let original = ex.lines.len();
+        let r = shrink(target, checker, ex, &opts, out);
+        match repro::save_shrunk(&path, &header, &r.best.lines, None) {
+            Ok(spath) => {
+                let _ = writeln!(
+                    out,
+                    "  shrunk:   {} ({} → {} steps, {} candidates, {:.1}s)",
+                    spath.display(),
+                    original,
+                    r.best.lines.len(),
+                    r.tried,
+                    r.elapsed.as_secs_f64()
+                );
+                if let Some((i, sd)) = &r.best.divergence {
+                    let _ = write!(out, "{}", crate::render::divergence(&r.best.lines[*i], sd));
                 }
-                Err(w) => {
-                    let _ = writeln!(
-                        out,
-                        "  could not save the shrunk trace to {}: {w}",
-                        spath.display()
-                    );
-                }
+                shrunk_steps = Some(r.best.lines.len());
+                replay_path = spath.clone();
+                shrunk = Some(spath);
+            }
+            Err(w) => {
+                let _ = writeln!(out, "  {w}");
             }
         }
     }
-    let replay = cfg.replay_command(&replay_path);
+    let replay = cfg.reach.replay_command(&replay_path);
     let _ = writeln!(out, "  replay:   {replay}");
-    let _ = writeln!(out, "  rerun:    {}", cfg.run_command(Some(case)));
+    let _ = writeln!(out, "  rerun:    {}", cfg.rerun_command(Some(case)));
     CaseStatus::Diverged {
         step: at + 1,
         class: d.class.to_string(),
@@ -355,87 +287,5 @@ fn finish_case(
         shrunk,
         shrunk_steps,
         replay,
-    }
-}
-
-fn summarise(
-    cfg: &RunConfig,
-    checker: &Checker,
-    reports: Vec<CaseReport>,
-    elapsed: Duration,
-) -> Summary {
-    let reachable: Vec<_> = model::branch::ALL
-        .iter()
-        .filter(|b| b.reachable())
-        .collect();
-    let missed: Vec<String> = reachable
-        .iter()
-        .filter(|b| !checker.hits.contains(b))
-        .map(|b| b.name().to_string())
-        .collect();
-    let mut s = Summary::new(cfg.seed, &cfg.target, &cfg.profile.name, reports, elapsed);
-    s.coverage_hit = reachable.len() - missed.len();
-    s.coverage_total = reachable.len();
-    s.coverage_missed = missed;
-    s.skipped_components = checker.skipped.iter().cloned().collect();
-    s
-}
-
-/// Print the end-of-run summary.
-pub fn print_summary(s: &Summary, out: &mut dyn Write) {
-    let _ = writeln!(
-        out,
-        "summary: {} cases, {} steps, {:.0} steps/s, {:.1}s",
-        s.cases, s.steps, s.steps_per_second, s.seconds
-    );
-    let _ = writeln!(
-        out,
-        "  branch coverage: {}/{} reachable",
-        s.coverage_hit, s.coverage_total
-    );
-    if !s.coverage_missed.is_empty() {
-        const SHOWN: usize = 12;
-        let more = s.coverage_missed.len().saturating_sub(SHOWN);
-        let shown: Vec<&str> = s
-            .coverage_missed
-            .iter()
-            .take(SHOWN)
-            .map(String::as_str)
-            .collect();
-        let tail = if more > 0 {
-            format!(" (+{more} more; --report lists all)")
-        } else {
-            String::new()
-        };
-        let _ = writeln!(out, "  missed: {}{tail}", shown.join(", "));
-    }
-    let _ = writeln!(
-        out,
-        "  latitude: {} steps explained by timeouts the spec lets fire",
-        s.latitude
-    );
-    if !s.skipped_components.is_empty() {
-        let _ = writeln!(
-            out,
-            "  not compared (absent from the target's snapshot): {}",
-            s.skipped_components.join(", ")
-        );
-    }
-    let _ = writeln!(
-        out,
-        "  divergences: {}, target faults: {}",
-        s.divergences, s.faults
-    );
-}
-
-/// The process exit code for a summary: 3 on any target fault, else 1 on
-/// any divergence, else 0.
-pub fn exit_code(s: &Summary) -> i32 {
-    if s.faults > 0 {
-        3
-    } else if s.divergences > 0 {
-        1
-    } else {
-        0
     }
 }

@@ -77,6 +77,29 @@ impl Snap {
         })
     }
 
+    /// From the model's own view (an in-process target): typed, no JSON.
+    pub fn from_view(v: StateView) -> Snap {
+        let typed = Components {
+            promises: Some(v.promises),
+            promise_timeouts: Some(v.promise_timeouts),
+            callbacks: Some(v.callbacks),
+            listeners: Some(v.listeners),
+            tasks: Some(v.tasks),
+            task_timeouts: Some(v.task_timeouts),
+            messages: Some(v.messages),
+            schedules: Some(v.schedules),
+            schedule_timeouts: Some(v.schedule_timeouts),
+            resumes: Some(v.resumes),
+        };
+        let json = OnceCell::new();
+        let _ = json.set(serde_json::to_value(&typed).unwrap_or(Value::Null));
+        Snap {
+            data: Vec::new(),
+            typed: Some(typed),
+            json,
+        }
+    }
+
     /// From a snapshot `data` object (tests, golden states).
     pub fn from_json(data: Value) -> Snap {
         let typed = serde_json::from_value::<Components>(data.clone()).ok();
@@ -112,14 +135,10 @@ impl Snap {
 
     /// Whether the typed components equal the model's view, component by
     /// component, for those the target reports and `skip` does not name.
-    /// `None` when the snapshot is not typed; `Some(names)` lists the
-    /// components the target lacks.
-    pub fn agrees(
-        &self,
-        view: &StateView,
-        skip: &[String],
-    ) -> Option<Result<Vec<&'static str>, ()>> {
-        let t = self.typed.as_ref()?;
+    pub fn agrees(&self, view: &StateView, skip: &[String]) -> Agreement {
+        let Some(t) = self.typed.as_ref() else {
+            return Agreement::Untyped;
+        };
         let mut missing = Vec::new();
         let mut same = true;
         let skipped = |n: &str| skip.iter().any(|s| s == n);
@@ -163,8 +182,27 @@ impl Snap {
             "{}/{}",
             x.id, x.awaited
         ));
-        Some(if same { Ok(missing) } else { Err(()) })
+        if same {
+            Agreement::Same { missing }
+        } else {
+            Agreement::Differs
+        }
     }
+}
+
+/// What the typed fast path found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// Every compared component is equal; `missing` names those the target
+    /// does not report (not compared).
+    Same {
+        /// Components absent from the snapshot.
+        missing: Vec<&'static str>,
+    },
+    /// Some component differs: the keyed JSON diff tells where.
+    Differs,
+    /// The snapshot does not fit the types: only the JSON diff can read it.
+    Untyped,
 }
 
 /// Equal as multisets: equal as they are (the usual case, both sorted by
@@ -212,7 +250,7 @@ mod tests {
         data["promises"].as_array_mut().unwrap().reverse();
         data["tasks"].as_array_mut().unwrap().reverse();
         let snap = Snap::from_json(data);
-        assert_eq!(snap.agrees(&v, &[]), Some(Ok(vec![])));
+        assert_eq!(snap.agrees(&v, &[]), Agreement::Same { missing: vec![] });
     }
 
     #[test]
@@ -222,11 +260,13 @@ mod tests {
         data.as_object_mut().unwrap().remove("resumes");
         data["tasks"][0]["version"] = json!(7);
         let snap = Snap::from_json(data.clone());
-        assert_eq!(snap.agrees(&v, &[]), Some(Err(())));
+        assert_eq!(snap.agrees(&v, &[]), Agreement::Differs);
         data["tasks"][0]["version"] = json!(0);
         assert_eq!(
             Snap::from_json(data).agrees(&v, &[]),
-            Some(Ok(vec!["resumes"]))
+            Agreement::Same {
+                missing: vec!["resumes"]
+            }
         );
     }
 
@@ -234,7 +274,7 @@ mod tests {
     fn a_body_that_does_not_fit_the_types_is_still_read_as_json() {
         let body = br#"{"kind":"debug.snap","head":{"status":200},"data":{"promises":[{"id":1}]}}"#;
         let snap = Snap::from_envelope(body).unwrap();
-        assert_eq!(snap.agrees(&view(), &[]), None);
+        assert_eq!(snap.agrees(&view(), &[]), Agreement::Untyped);
         assert_eq!(snap.json()["promises"][0]["id"], json!(1));
     }
 }

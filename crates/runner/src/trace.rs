@@ -37,9 +37,9 @@ pub struct Header {
     /// The case index within the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub case: Option<u64>,
-    /// The options that produced the trace (`steps`, `retryTimeout`, `profile`, …).
+    /// The options that produced the trace.
     #[serde(default)]
-    pub options: Map<String, Value>,
+    pub options: Options,
     /// The target URL it was run against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
@@ -50,7 +50,7 @@ impl Header {
     pub fn new(
         seed: Option<u64>,
         case: Option<u64>,
-        options: Map<String, Value>,
+        options: Options,
         target: Option<String>,
     ) -> Self {
         Header {
@@ -64,13 +64,54 @@ impl Header {
         }
     }
 
-    /// The retry timeout recorded in the options (default 5000).
+    /// The retry timeout recorded in the options (else the spec default).
     pub fn retry_timeout(&self) -> u64 {
         self.options
-            .get("retryTimeout")
-            .and_then(Value::as_u64)
-            .unwrap_or(5000)
+            .retry_timeout
+            .unwrap_or(model::state::DEFAULT_RETRY_TIMEOUT)
     }
+
+    /// Whether the trace was run comparing state (default yes).
+    pub fn check_state(&self) -> bool {
+        self.options.check_state.unwrap_or(true)
+    }
+}
+
+/// The options recorded in a header, each absent when it does not apply.
+/// Options a later harness adds are kept (`extra`), never lost.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Options {
+    /// Golden files: the handler group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Golden files: pool size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// Steps per generated case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<usize>,
+    /// The target's retry timeout (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_timeout: Option<u64>,
+    /// Golden files: states recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_state: Option<bool>,
+    /// Whether `debug.snap` was compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_state: Option<bool>,
+    /// The profile's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The baseline's name, when one was applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// Shrunk traces: the path of the original.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrunk_from: Option<String>,
+    /// Anything else, as read.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// One step line.
@@ -235,7 +276,7 @@ pub fn read(path: &Path) -> Result<Trace, TraceError> {
         prev_now = line.step.now;
         lines.push(line);
     }
-    let header = header.unwrap_or_else(|| Header::new(None, None, Map::new(), None));
+    let header = header.unwrap_or_else(|| Header::new(None, None, Options::default(), None));
     Ok(Trace { header, lines })
 }
 

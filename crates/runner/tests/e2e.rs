@@ -7,19 +7,20 @@ mod common;
 use std::time::Duration;
 
 use runner::check::Checker;
-use runner::exec::{execute, ExecOptions};
+use runner::exec::{execute, ExecOptions, Expect};
 use runner::profile::Profile;
 use runner::report::CaseStatus;
-use runner::run::{exit_code, run};
+use runner::report::Verdict;
+use runner::run::run;
 use runner::serve::{spawn, ServeOptions};
 use runner::shrink::{shrink, ShrinkOptions};
-use runner::target::Target;
+use runner::target::HttpTarget;
 use runner::trace;
 
 fn server(materialize: bool, mutant: Option<&str>) -> runner::serve::ServerHandle {
     spawn(ServeOptions {
         materialize,
-        mutant: mutant.map(str::to_string),
+        mutants: mutant.into_iter().map(str::to_string).collect(),
         ..ServeOptions::default()
     })
     .expect("serve")
@@ -42,7 +43,7 @@ fn a_clean_run_against_the_reference_server_passes() {
         summary.coverage_hit > summary.coverage_total / 2,
         "{summary:?}"
     );
-    assert_eq!(exit_code(&summary), 0);
+    assert_eq!(summary.verdict(), Verdict::Clean);
 }
 
 #[test]
@@ -71,7 +72,7 @@ fn a_server_that_times_out_a_promise_early_is_caught_replayed_and_shrunk() {
     let summary = run(&cfg, &mut out);
     let log = String::from_utf8_lossy(&out);
     assert_eq!(summary.divergences, 1, "{log}");
-    assert_eq!(exit_code(&summary), 1);
+    assert_eq!(summary.verdict(), Verdict::Diverged);
     let CaseStatus::Diverged {
         trace: path,
         class,
@@ -90,15 +91,16 @@ fn a_server_that_times_out_a_promise_early_is_caught_replayed_and_shrunk() {
     // The saved trace replays to the same divergence.
     let t = trace::read(path).unwrap();
     assert!(t.lines.last().unwrap().diverged);
-    let mut target = Target::new(&s.url(), Duration::from_secs(2)).unwrap();
+    let mut target = HttpTarget::new(&s.url(), Duration::from_secs(2)).unwrap();
     let mut checker = Checker::new(Profile::default());
     let ex = execute(
         &mut target,
         &mut checker,
         &t.steps(),
+        Expect::Model,
         ExecOptions { check_state: true },
     );
-    let (i, d) = ex.divergence.expect("replay diverges");
+    let (i, d) = ex.divergence.clone().expect("replay diverges");
     assert_eq!(i + 1, t.lines.len());
     assert_eq!(&d.class.to_string(), class);
 
@@ -106,17 +108,15 @@ fn a_server_that_times_out_a_promise_early_is_caught_replayed_and_shrunk() {
     let opts = ShrinkOptions {
         check_state: true,
         time: Duration::from_secs(30),
-        verbose: false,
     };
     let r = shrink(
         &mut target,
-        &Profile::default(),
-        &t.steps(),
-        &d.class,
+        &mut checker,
+        ex.clone(),
         &opts,
         &mut Vec::new(),
     );
-    let best = r.best.expect("shrinks");
+    let best = r.best;
     assert!(
         best.lines.len() <= 4,
         "shrunk to {} steps",

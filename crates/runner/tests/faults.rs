@@ -6,14 +6,15 @@ mod common;
 use common::{fake_target, refused_url, Misbehave};
 
 use runner::report::CaseStatus;
-use runner::run::{exit_code, run};
+use runner::report::Verdict;
+use runner::run::run;
 
 fn assert_fault(url: &str, expect: &str) {
     let dir = tempfile::tempdir().unwrap();
     let mut out = Vec::new();
     let summary = run(&common::config(url, dir.path(), 3, 20), &mut out);
     let log = String::from_utf8_lossy(&out);
-    assert_eq!(exit_code(&summary), 3, "{log}");
+    assert_eq!(summary.verdict(), Verdict::Fault, "{log}");
     assert_eq!(summary.divergences, 0, "{log}");
     let CaseStatus::Fault { message, trace } = &summary.case_reports[0].status else {
         panic!("{log}")
@@ -34,7 +35,7 @@ fn a_server_dying_mid_run_is_a_target_fault_with_the_trace_so_far() {
     let url = common::failing_proxy(&upstream.url(), Misbehave::Die, 30);
     let dir = tempfile::tempdir().unwrap();
     let summary = run(&common::config(&url, dir.path(), 3, 20), &mut Vec::new());
-    assert_eq!(exit_code(&summary), 3);
+    assert_eq!(summary.verdict(), Verdict::Fault);
     let CaseStatus::Fault { trace, .. } = &summary.case_reports[0].status else {
         panic!()
     };
@@ -72,5 +73,5 @@ fn a_non_loopback_target_is_refused() {
         &common::config("http://192.0.2.1:8001", dir.path(), 1, 5),
         &mut Vec::new(),
     );
-    assert_eq!(exit_code(&summary), 3);
+    assert_eq!(summary.verdict(), Verdict::Fault);
 }

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use runner::golden::{coverage, model_differences};
 use runner::profile::Profile;
+use runner::repro::Reach;
 use runner::serve::{spawn, ServeOptions};
-use runner::target::Target;
+use runner::target::HttpTarget;
 use runner::trace::{self, Trace};
-use runner::verify::{check_all, golden_files};
+use runner::verify::{check_all, golden_files, CheckConfig};
 
 fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces/golden")
@@ -46,7 +47,7 @@ fn the_model_still_gives_every_recorded_answer() {
 #[test]
 fn the_corpus_covers_every_reachable_branch() {
     let traces: Vec<Trace> = corpus().into_iter().map(|(_, t)| t).collect();
-    let (_, missed) = coverage(&traces);
+    let missed = coverage(&traces).missed();
     assert!(missed.is_empty(), "missed: {missed:?}");
 }
 
@@ -58,28 +59,34 @@ fn the_corpus_is_small_and_one_file_per_handler_group() {
         .sum();
     assert!(total < 512 * 1024, "golden corpus is {total} bytes");
     for (f, t) in corpus() {
-        let group = t.header.options["group"].as_str().unwrap().to_string();
+        let group = t.header.options.group.clone().unwrap();
         assert_eq!(f.file_stem().unwrap().to_string_lossy(), group);
     }
 }
 
 fn check(opts: ServeOptions) -> (usize, usize) {
     let s = spawn(opts).unwrap();
-    let mut target = Target::new(&s.url(), Duration::from_secs(2)).unwrap();
+    let mut target = HttpTarget::new(&s.url(), Duration::from_secs(2)).unwrap();
     let files = golden_files(&corpus_dir()).unwrap();
-    let reports = check_all(
-        &mut target,
-        &files,
-        &Profile::default(),
-        true,
-        &mut Vec::new(),
-    )
-    .unwrap();
-    let failed = reports
-        .iter()
-        .filter(|r| r.status != runner::report::CaseStatus::Pass)
-        .count();
-    (reports.len(), failed)
+    let cfg = CheckConfig {
+        profile: Profile::default(),
+        deviations: Vec::new(),
+        reach: Reach {
+            target: Some(s.url()),
+            profile: None,
+            baseline: None,
+            retry_timeout: Profile::default().retry_timeout,
+            timeout_ms: 2000,
+            check_state: true,
+            allow_remote: false,
+        },
+    };
+    let summary = check_all(&mut target, &files, &cfg, &mut Vec::new()).unwrap();
+    assert_eq!(
+        summary.coverage_total,
+        summary.coverage_hit + summary.coverage_missed.len()
+    );
+    (summary.cases, summary.divergences + summary.faults)
 }
 
 #[test]
@@ -109,7 +116,7 @@ fn planted_bugs_fail_the_corpus() {
         "heartbeat-ignores-pid",
     ] {
         let (_, failed) = check(ServeOptions {
-            mutant: Some(mutant.into()),
+            mutants: vec![mutant.into()],
             ..ServeOptions::default()
         });
         assert!(failed > 0, "{mutant} passed the golden corpus");

@@ -1,5 +1,6 @@
 //! The latitude rule on hand-built targets: a second model plays the target
-//! and fires internal transitions the spec allows (another firing order, a
+//! (a [`Target`] driven by the runner's one loop) and fires internal
+//! transitions the spec allows (another firing order, a
 //! materialised read, a lease expired early-but-due); the checker must
 //! accept each, and must still reject what the spec forbids.
 
@@ -10,8 +11,10 @@ use model::api::*;
 use model::machine::{Machine, Timer};
 use model::view::StateView;
 use runner::check::Checker;
+use runner::exec::{execute, ExecOptions, Expect};
 use runner::profile::Profile;
 use runner::snapshot::Snap;
+use runner::target::{Target, TargetError};
 
 fn target_tags() -> BTreeMap<String, String> {
     [("resonate:target".to_string(), "http://w".to_string())].into()
@@ -43,40 +46,79 @@ fn task_create(id: &str, ttl: u64, timeout_at: u64) -> Request {
     })
 }
 
-/// Run `steps` through the checker against a target model; before the step
-/// at index `at`, the target fires `fired` (in that order) and, for a tick,
-/// fires only that (the whole tick, in its own order).
-fn run(steps: &[Step], at: usize, fired: &[Timer]) -> Result<u64, String> {
-    let mut target = Machine::default();
-    let mut checker = Checker::new(Profile::default());
-    for (i, s) in steps.iter().enumerate() {
-        let res = match (&s.op, i == at) {
-            (Op::Tick, true) => {
-                fired.iter().for_each(|t| target.fire(t, s.now));
-                None
-            }
-            (Op::Tick, false) => {
-                target.tick(s.now);
-                None
-            }
-            (Op::Request(r), special) => {
-                if special {
-                    fired.iter().for_each(|t| target.fire(t, s.now));
-                }
-                Some(model::wire::encode_response(
-                    r.kind(),
-                    &target.apply(r, s.now),
-                    "t",
-                ))
-            }
-        };
-        let snap = Snap::from_json(serde_json::to_value(StateView::of(&target.state)).unwrap());
-        let c = checker.check(s, res.as_ref(), Some(&snap));
-        if let Some(d) = c.divergence {
-            return Err(format!("step {i}: {}", d.class));
-        }
+/// A second model playing the target: before the step at index `at` it
+/// fires `fired` (in that order) and, for a tick, fires only that (the
+/// whole tick, in its own order). Driven through the runner's one loop.
+struct Scripted {
+    m: Machine,
+    step: usize,
+    at: usize,
+    fired: Vec<Timer>,
+}
+
+impl Target for Scripted {
+    fn describe(&self) -> String {
+        "scripted".into()
     }
-    Ok(checker.latitude)
+
+    fn start(&mut self) -> Result<(), TargetError> {
+        self.m = Machine::default();
+        self.step = 0;
+        Ok(())
+    }
+
+    fn reset(&mut self) -> Result<(), TargetError> {
+        self.start()
+    }
+
+    fn send(&mut self, s: &Step) -> Result<Option<serde_json::Value>, TargetError> {
+        let special = self.step == self.at;
+        self.step += 1;
+        Ok(match &s.op {
+            Op::Tick if special => {
+                self.fired.iter().for_each(|t| self.m.fire(t, s.now));
+                None
+            }
+            Op::Tick => {
+                self.m.tick(s.now);
+                None
+            }
+            Op::Request(r) => {
+                if special {
+                    self.fired.iter().for_each(|t| self.m.fire(t, s.now));
+                }
+                let res = self.m.apply(r, s.now);
+                Some(model::wire::encode_response(r.kind(), &res, "t"))
+            }
+        })
+    }
+
+    fn snap(&mut self) -> Result<Snap, TargetError> {
+        Ok(Snap::from_view(StateView::of(&self.m.state)))
+    }
+}
+
+/// Run `steps` against a [`Scripted`] target: `Ok(latitude)` or the class
+/// of the divergence.
+fn run(steps: &[Step], at: usize, fired: &[Timer]) -> Result<u64, String> {
+    let mut target = Scripted {
+        m: Machine::default(),
+        step: 0,
+        at,
+        fired: fired.to_vec(),
+    };
+    let mut checker = Checker::new(Profile::default());
+    let ex = execute(
+        &mut target,
+        &mut checker,
+        steps,
+        Expect::Model,
+        ExecOptions { check_state: true },
+    );
+    match ex.divergence {
+        Some((i, d)) => Err(format!("step {i}: {}", d.class)),
+        None => Ok(ex.latitude),
+    }
 }
 
 fn at(now: u64, r: Request) -> Step {

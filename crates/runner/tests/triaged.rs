@@ -11,10 +11,10 @@ use model::machine::Machine;
 use model::state::ServerConfig;
 use runner::check::Checker;
 use runner::compare::normalize_response;
-use runner::exec::{execute, ExecOptions};
+use runner::exec::{execute, ExecOptions, Expect};
 use runner::profile::Profile;
 use runner::serve::{spawn, ServeOptions};
-use runner::target::Target;
+use runner::target::HttpTarget;
 use runner::trace;
 
 fn files() -> Vec<PathBuf> {
@@ -63,7 +63,7 @@ fn every_triaged_trace_replays_cleanly_against_the_reference_server() {
             ..ServeOptions::default()
         })
         .unwrap();
-        let mut target = Target::new(&s.url(), Duration::from_secs(2)).unwrap();
+        let mut target = HttpTarget::new(&s.url(), Duration::from_secs(2)).unwrap();
         let mut checker = Checker::new(Profile {
             retry_timeout: t.header.retry_timeout(),
             ..Profile::default()
@@ -72,6 +72,7 @@ fn every_triaged_trace_replays_cleanly_against_the_reference_server() {
             &mut target,
             &mut checker,
             &t.steps(),
+            Expect::Model,
             ExecOptions { check_state: true },
         );
         assert!(

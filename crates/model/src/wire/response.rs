@@ -55,6 +55,12 @@ pub fn encode_response(kind: &str, res: &Response, corr_id: &str) -> Json {
     })
 }
 
+/// An error envelope with a free-text `message` as `data` (a 400 naming the
+/// offending field, a 500 naming what broke).
+pub fn error_envelope(kind: &str, corr_id: &str, status: u16, message: &str) -> Json {
+    json!({"kind": kind, "head": head(corr_id, status), "data": message})
+}
+
 fn head(corr_id: &str, status: u16) -> Json {
     json!({"corrId": corr_id, "status": status, "version": PROTOCOL_VERSION})
 }

@@ -50,7 +50,7 @@ pub struct TargetArgs {
     #[arg(long)]
     pub retry_timeout: Option<u64>,
     /// Per-request timeout in ms.
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = runner::repro::DEFAULT_TIMEOUT_MS)]
     pub timeout_ms: u64,
     /// Compare responses only, not `debug.snap` after every step.
     #[arg(long)]
@@ -67,15 +67,16 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
     /// Retry timeout in ms.
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = model::state::DEFAULT_RETRY_TIMEOUT)]
     pub retry_timeout: u64,
     /// Materialise reads: fire the due promise timeouts a request names
     /// before handling it (allowed by the spec) instead of projecting.
     #[arg(long)]
     pub materialize: bool,
-    /// Plant a bug (see `conform serve --list-mutants`).
+    /// Plant a bug from the deviation catalogue (see `--list-mutants`);
+    /// repeat to plant several.
     #[arg(long)]
-    pub mutant: Option<String>,
+    pub mutant: Vec<String>,
     /// List the planted bugs and exit.
     #[arg(long)]
     pub list_mutants: bool,
@@ -171,7 +172,7 @@ pub struct GoldenArgs {
     #[arg(long)]
     pub bless: bool,
     /// Retry timeout of the model, in ms.
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = model::state::DEFAULT_RETRY_TIMEOUT)]
     pub retry_timeout: u64,
 }
 

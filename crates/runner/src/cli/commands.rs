@@ -1,40 +1,34 @@
-//! One function per subcommand; each returns the exit code.
+//! One function per subcommand: parse what is left, call the library,
+//! return the verdict (or a [`Failure`]) for [`super::error::exit_code`].
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
+use deviate::Deviation;
 use runner::check::Checker;
-use runner::exec::{execute, ExecOptions};
 use runner::profile::Profile;
-use runner::report::{self, Summary};
+use runner::replay::{self, ShrunkFile};
+use runner::report::{self, Summary, Verdict};
+use runner::repro::Reach;
 use runner::run::{self, RunConfig};
 use runner::serve::{self, ServeOptions, ServerHandle};
-use runner::shrink::{shrink, ShrinkOptions};
-use runner::target::Target;
+use runner::shrink::ShrinkOptions;
+use runner::target::HttpTarget;
 use runner::{export, golden, trace, verify};
 
 use super::args::*;
-use super::{BAD_INPUT, DIVERGED, OK, TARGET_FAULT};
+use super::error::{bad, fault, Failure};
 
 /// `println!` that does not panic when stdout is closed (`| head`).
 macro_rules! say {
     ($($t:tt)*) => {{
-        use std::io::Write as _;
         let _ = writeln!(std::io::stdout(), $($t)*);
     }};
 }
 
-/// `print!` that does not panic when stdout is closed.
-macro_rules! say_raw {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout(), $($t)*);
-    }};
-}
-
 /// Run the parsed command.
-pub fn dispatch(cli: Cli) -> i32 {
+pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
     match cli.command {
         Command::Serve(a) => serve_cmd(a),
         Command::Run(a) => run_cmd(a),
@@ -46,184 +40,99 @@ pub fn dispatch(cli: Cli) -> i32 {
     }
 }
 
-fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("error: {msg}");
-    code
-}
-
-/// The profile from `--profile`, its retry timeout overridden by
-/// `--retry-timeout`, else by `header_retry` (a trace header's value).
-fn profile(t: &TargetArgs, header_retry: Option<u64>) -> Result<Profile, String> {
-    let mut p = match &t.profile {
-        Some(path) => Profile::load(path)?,
-        None => Profile::default(),
-    };
-    // The flag wins, then what the trace was run with, then the profile.
-    if let Some(r) = t.retry_timeout.or(header_retry) {
-        p.retry_timeout = r;
-    }
-    Ok(p)
-}
-
-/// The target URL, starting the embedded reference server when none is given.
-fn target_url(t: &TargetArgs, p: &Profile) -> Result<(String, Option<ServerHandle>), String> {
-    match &t.target {
-        Some(url) => Ok((url.clone(), None)),
-        None => {
-            let h = serve::spawn(ServeOptions {
-                retry_timeout: p.retry_timeout,
-                ..ServeOptions::default()
-            })
-            .map_err(|e| format!("could not start the embedded reference server: {e}"))?;
-            Ok((h.url(), Some(h)))
-        }
-    }
-}
-
-/// `--target` must be an http(s) URL on a loopback address: anything
-/// else is bad usage (exit 2), never a request.
-fn check_target_flag(t: &TargetArgs) -> Result<(), i32> {
-    let Some(url) = &t.target else { return Ok(()) };
-    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
-    if !scheme_ok {
-        return Err(fail(
-            BAD_INPUT,
-            format!("--target {url}: expected an http:// URL such as http://127.0.0.1:8001"),
-        ));
-    }
-    if !runner::target::is_loopback_url(url) {
-        return Err(fail(
-            BAD_INPUT,
-            format!(
-                "--target {url}: only loopback addresses (127.0.0.0/8, ::1, localhost) are targets"
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// A connected target (and the embedded server behind it, if any).
-struct Connection {
-    target: Target,
+/// Everything a command that talks to a target needs: the profile, the
+/// baseline's deviations, how to reach the target again, and the
+/// connection (with the embedded server behind it, if any, kept alive).
+struct Setup {
+    profile: Profile,
+    deviations: Vec<&'static Deviation>,
+    reach: Reach,
     url: String,
+    target: HttpTarget,
     _server: Option<ServerHandle>,
 }
 
-/// Connect to `--target` (or start the embedded server); exit 3 on failure.
-fn connect(t: &TargetArgs, p: &Profile) -> Result<Connection, i32> {
+impl Setup {
+    fn checker(&self) -> Checker {
+        Checker::with_deviations(self.profile.clone(), self.deviations.clone())
+    }
+}
+
+/// Load the profile (its retry timeout overridden by `--retry-timeout`,
+/// else by what a trace was recorded with), check `--target`, start the
+/// embedded reference server when none is given, and connect.
+fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failure> {
+    let mut profile = match &t.profile {
+        Some(path) => Profile::load(path).map_err(bad)?,
+        None => Profile::default(),
+    };
+    // The flag wins, then what the trace was run with, then the profile.
+    if let Some(r) = t.retry_timeout.or(header.map(|h| h.retry_timeout())) {
+        profile.retry_timeout = r;
+    }
+    let check_state = !t.no_state && header.map_or(true, |h| h.check_state());
     check_target_flag(t)?;
-    let (url, server) = target_url(t, p).map_err(|e| fail(TARGET_FAULT, e))?;
-    let target = Target::new(&url, Duration::from_millis(t.timeout_ms))
-        .map_err(|e| fail(TARGET_FAULT, e))?;
-    Ok(Connection {
-        target,
+    let (url, server) = match &t.target {
+        Some(url) => (url.clone(), None),
+        None => {
+            let h = serve::spawn(ServeOptions {
+                retry_timeout: profile.retry_timeout,
+                ..ServeOptions::default()
+            })
+            .map_err(|e| {
+                fault(format!(
+                    "could not start the embedded reference server: {e}"
+                ))
+            })?;
+            (h.url(), Some(h))
+        }
+    };
+    let target = HttpTarget::new(&url, Duration::from_millis(t.timeout_ms)).map_err(fault)?;
+    let reach = Reach {
+        target: t.target.clone(),
+        profile: t.profile.as_ref().map(|p| p.display().to_string()),
+        baseline: None,
+        retry_timeout: profile.retry_timeout,
+        timeout_ms: t.timeout_ms,
+        check_state,
+        allow_remote: false,
+    };
+    Ok(Setup {
+        profile,
+        deviations: Vec::new(),
+        reach,
         url,
+        target,
         _server: server,
     })
 }
 
-/// A saved trace, its profile (retry timeout from the header unless given)
-/// and a connection: what `replay` and `shrink` start from.
-fn open_trace(file: &Path, t: &TargetArgs) -> Result<(trace::Trace, Profile, Connection), i32> {
-    let tr = read_trace(file)?;
-    let p = profile(t, Some(tr.header.retry_timeout())).map_err(|e| fail(BAD_INPUT, e))?;
-    let c = connect(t, &p)?;
-    Ok((tr, p, c))
+/// `--target` must be an http(s) URL on a loopback address: anything
+/// else is bad usage (exit 2), never a request.
+fn check_target_flag(t: &TargetArgs) -> Result<(), Failure> {
+    let Some(url) = &t.target else { return Ok(()) };
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(bad(format!(
+            "--target {url}: expected an http:// URL such as http://127.0.0.1:8001"
+        )));
+    }
+    if !runner::target::is_loopback_url(url) {
+        return Err(bad(format!(
+            "--target {url}: only loopback addresses (127.0.0.0/8, ::1, localhost) are targets"
+        )));
+    }
+    Ok(())
 }
 
-fn serve_cmd(a: ServeArgs) -> i32 {
-    if a.list_mutants {
-        for m in serve::mutant_names() {
-            say!("{m:<26} {}", serve::mutant_description(m));
+/// Read a trace, mapping a malformed file to a bad input.
+fn read_trace(path: &Path) -> Result<trace::Trace, Failure> {
+    trace::read(path).map_err(|e| {
+        if e.line == 0 {
+            bad(format!("cannot read trace {}: {}", e.file, e.message))
+        } else {
+            bad(format!("malformed trace: {e}"))
         }
-        return OK;
-    }
-    if !a.bind.is_loopback() {
-        return fail(
-            BAD_INPUT,
-            format!(
-                "--bind {}: the reference server binds loopback addresses only",
-                a.bind
-            ),
-        );
-    }
-    let opts = ServeOptions {
-        port: a.port,
-        bind: a.bind,
-        retry_timeout: a.retry_timeout,
-        materialize: a.materialize,
-        mutant: a.mutant,
-    };
-    match serve::run_blocking(opts) {
-        Ok(()) => OK,
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => fail(BAD_INPUT, e),
-        Err(e) => fail(
-            BAD_INPUT,
-            format!("cannot serve on {}:{}: {e}", a.bind, a.port),
-        ),
-    }
-}
-
-fn run_cmd(a: RunArgs) -> i32 {
-    if let Err(c) = check_target_flag(&a.target) {
-        return c;
-    }
-    let p = match profile(&a.target, None) {
-        Ok(p) => p,
-        Err(e) => return fail(BAD_INPUT, e),
-    };
-    let (url, _embedded) = match target_url(&a.target, &p) {
-        Ok(x) => x,
-        Err(e) => return fail(TARGET_FAULT, e),
-    };
-    let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
-    let cfg = RunConfig {
-        target: url,
-        embedded: a.target.target.is_none(),
-        seed,
-        cases: a.cases,
-        only_case: a.case,
-        steps: a.steps,
-        profile: p,
-        profile_path: a.target.profile.clone(),
-        check_state: !a.target.no_state,
-        fail_fast: a.fail_fast,
-        out_dir: a.out_dir,
-        request_timeout: Duration::from_millis(a.target.timeout_ms),
-        shrink: !a.no_shrink,
-        shrink_time: Duration::from_secs(a.shrink_time),
-        progress: !a.no_progress,
-    };
-    let mut out = std::io::stdout();
-    let _ = writeln!(
-        out,
-        "conform {} (spec {}) run: seed {} cases {} steps {} target {} profile {} retry-timeout {} state {} shrink {} timeout-ms {} fail-fast {} out-dir {}",
-        env!("CARGO_PKG_VERSION"),
-        model::SPEC_COMMIT,
-        cfg.seed,
-        cfg.only_case.map_or(cfg.cases.to_string(), |c| format!("#{c}")),
-        cfg.steps,
-        if cfg.embedded { format!("{} (embedded)", cfg.target) } else { cfg.target.clone() },
-        cfg.profile.name,
-        cfg.profile.retry_timeout,
-        if cfg.check_state { "on" } else { "off" },
-        if cfg.shrink { format!("{}s", a.shrink_time) } else { "off".into() },
-        cfg.request_timeout.as_millis(),
-        if cfg.fail_fast { "on" } else { "off" },
-        cfg.out_dir.display(),
-    );
-    let summary = run::run(&cfg, &mut out);
-    run::print_summary(&summary, &mut out);
-    if summary.divergences + summary.faults > 0 {
-        let _ = writeln!(out, "reproduce the run: {}", cfg.run_command(None));
-    }
-    write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
-    run::exit_code(&summary)
+    })
 }
 
 fn write_reports(s: &Summary, junit: Option<&Path>, json: Option<&Path>) {
@@ -239,54 +148,103 @@ fn write_reports(s: &Summary, junit: Option<&Path>, json: Option<&Path>) {
     }
 }
 
-/// Read a trace, mapping a malformed file to exit code 2.
-fn read_trace(path: &Path) -> Result<trace::Trace, i32> {
-    trace::read(path).map_err(|e| {
-        if e.line == 0 {
-            fail(
-                BAD_INPUT,
-                format!("cannot read trace {}: {}", e.file, e.message),
-            )
-        } else {
-            fail(BAD_INPUT, format!("malformed trace: {e}"))
+fn serve_cmd(a: ServeArgs) -> Result<Verdict, Failure> {
+    if a.list_mutants {
+        for d in deviate::all() {
+            say!(
+                "{:<32} {:<10} {:<48} {}",
+                d.name,
+                d.class.name(),
+                d.spec,
+                d.summary
+            );
         }
-    })
-}
-
-fn check_state(t: &TargetArgs, header: &trace::Header) -> bool {
-    !t.no_state
-        && header
-            .options
-            .get("checkState")
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(true)
-}
-
-fn replay_cmd(a: ReplayArgs) -> i32 {
-    // `conn` owns the embedded server, if any: it must live to the end.
-    let (t, p, mut conn) = match open_trace(&a.file, &a.target) {
-        Ok(x) => x,
-        Err(c) => return c,
+        return Ok(Verdict::Clean);
+    }
+    if !a.bind.is_loopback() {
+        return Err(bad(format!(
+            "--bind {}: the reference server binds loopback addresses only",
+            a.bind
+        )));
+    }
+    let opts = ServeOptions {
+        port: a.port,
+        bind: a.bind,
+        retry_timeout: a.retry_timeout,
+        materialize: a.materialize,
+        mutants: a.mutant,
     };
-    let (target, url) = (&mut conn.target, conn.url.clone());
-    let mut checker = Checker::new(p);
-    let ex = execute(
-        target,
-        &mut checker,
-        &t.steps(),
-        ExecOptions {
-            check_state: check_state(&a.target, &t.header),
-        },
+    match serve::run_blocking(opts) {
+        Ok(()) => Ok(Verdict::Clean),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Err(bad(e)),
+        Err(e) => Err(bad(format!("cannot serve on {}:{}: {e}", a.bind, a.port))),
+    }
+}
+
+fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
+    let mut s = setup(&a.target, None)?;
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    let cfg = RunConfig {
+        target: s.url.clone(),
+        reach: s.reach.clone(),
+        seed,
+        cases: a.cases,
+        only_case: a.case,
+        steps: a.steps,
+        profile: s.profile.clone(),
+        deviations: s.deviations.clone(),
+        fail_fast: a.fail_fast,
+        out_dir: a.out_dir,
+        shrink: !a.no_shrink,
+        shrink_time: Duration::from_secs(a.shrink_time),
+        progress: !a.no_progress,
+    };
+    let mut out = std::io::stdout();
+    say!(
+        "conform {} (spec {}) run: seed {} cases {} steps {} target {} profile {} retry-timeout {} state {} shrink {} timeout-ms {} fail-fast {} out-dir {}",
+        env!("CARGO_PKG_VERSION"),
+        model::SPEC_COMMIT,
+        cfg.seed,
+        cfg.only_case.map_or(cfg.cases.to_string(), |c| format!("#{c}")),
+        cfg.steps,
+        if s.reach.target.is_none() { format!("{} (embedded)", cfg.target) } else { cfg.target.clone() },
+        cfg.profile.name,
+        cfg.profile.retry_timeout,
+        if s.reach.check_state { "on" } else { "off" },
+        if cfg.shrink { format!("{}s", a.shrink_time) } else { "off".into() },
+        s.reach.timeout_ms,
+        if cfg.fail_fast { "on" } else { "off" },
+        cfg.out_dir.display(),
     );
-    let embedded = if a.target.target.is_none() {
+    let summary = run::run_on(&cfg, &mut s.target, &mut out);
+    summary.print(&mut out);
+    if summary.verdict() != Verdict::Clean {
+        say!("reproduce the run: {}", cfg.rerun_command(None));
+    }
+    write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
+    Ok(summary.verdict())
+}
+
+fn replay_cmd(a: ReplayArgs) -> Result<Verdict, Failure> {
+    let t = read_trace(&a.file)?;
+    let mut s = setup(&a.target, Some(&t.header))?;
+    let mut checker = s.checker();
+    let ex = replay::replay(&mut s.target, &mut checker, &t, s.reach.check_state);
+    let embedded = if s.reach.target.is_none() {
         " (embedded reference server)"
     } else {
         ""
     };
     say!(
-        "replay {} ({} steps) against {url}{embedded}",
+        "replay {} ({} steps) against {}{embedded}",
         a.file.display(),
-        t.lines.len()
+        t.lines.len(),
+        s.url
     );
     if t.header.spec != model::SPEC_COMMIT {
         say!(
@@ -296,7 +254,7 @@ fn replay_cmd(a: ReplayArgs) -> i32 {
         );
     }
     if let Some(e) = ex.fault {
-        return fail(TARGET_FAULT, format!("{e} (at step {})", ex.lines.len()));
+        return Err(fault(format!("{e} (at step {})", ex.lines.len())));
     }
     match ex.divergence {
         Some((i, d)) => {
@@ -306,8 +264,12 @@ fn replay_cmd(a: ReplayArgs) -> i32 {
                 t.lines.len(),
                 d.class
             );
-            say_raw!("{}", runner::render::divergence(&ex.lines[i], &d));
-            DIVERGED
+            let _ = write!(
+                std::io::stdout(),
+                "{}",
+                runner::render::divergence(&ex.lines[i], &d)
+            );
+            Ok(Verdict::Diverged)
         }
         None => {
             say!(
@@ -315,114 +277,73 @@ fn replay_cmd(a: ReplayArgs) -> i32 {
                 ex.lines.len(),
                 ex.latitude
             );
-            OK
+            Ok(Verdict::Clean)
         }
     }
 }
 
-fn shrink_cmd(a: ShrinkArgs) -> i32 {
-    // `conn` owns the embedded server, if any: it must live to the end.
-    let (t, p, mut conn) = match open_trace(&a.file, &a.target) {
-        Ok(x) => x,
-        Err(c) => return c,
-    };
-    let (target, url) = (&mut conn.target, conn.url.clone());
-    let state = check_state(&a.target, &t.header);
-    let mut checker = Checker::new(p.clone());
-    let first = execute(
-        target,
-        &mut checker,
-        &t.steps(),
-        ExecOptions { check_state: state },
-    );
-    if let Some(e) = first.fault {
-        return fail(TARGET_FAULT, e);
-    }
-    let Some((_, d)) = first.divergence else {
-        say!(
-            "{} does not diverge against {url}: nothing to shrink",
-            a.file.display()
-        );
-        if a.target.target.is_none() {
-            let hint = t
-                .header
-                .target
-                .as_deref()
-                .unwrap_or("the server it diverged against");
-            say!("(no --target: that was the embedded reference server; the trace was recorded against {hint})");
-        }
-        return OK;
-    };
-    say!(
-        "shrinking {} ({} steps, {}) against {url}",
-        a.file.display(),
-        t.lines.len(),
-        d.class
-    );
-    let mut out = std::io::stdout();
+fn shrink_cmd(a: ShrinkArgs) -> Result<Verdict, Failure> {
+    let t = read_trace(&a.file)?;
+    let mut s = setup(&a.target, Some(&t.header))?;
+    let mut checker = s.checker();
     let opts = ShrinkOptions {
-        check_state: state,
+        check_state: s.reach.check_state,
         time: Duration::from_secs(a.shrink_time),
-        verbose: false,
     };
-    let r = shrink(target, &p, &t.steps(), &d.class, &opts, &mut out);
-    let Some(best) = r.best else {
-        return fail(TARGET_FAULT, "the trace stopped diverging the same way while shrinking (is the target deterministic?)");
-    };
-    let path = a.out.unwrap_or_else(|| shrunk_path(&a.file));
-    let mut h = t.header.clone();
-    h.options.insert(
-        "shrunkFrom".into(),
-        serde_json::json!(a.file.display().to_string()),
+    let mut out = std::io::stdout();
+    let shrunk = replay::shrink_file(
+        &mut s.target,
+        &mut checker,
+        &t,
+        &a.file,
+        &opts,
+        a.out.as_deref(),
+        &mut out,
     );
-    if let Err(e) = trace::write(
-        &path,
-        &trace::Trace {
-            header: h,
-            lines: best.lines.clone(),
-        },
-    ) {
-        return fail(BAD_INPUT, format!("cannot write {}: {e}", path.display()));
+    match shrunk.map_err(fault)? {
+        ShrunkFile::NoDivergence(_) => {
+            say!(
+                "{} does not diverge against {}: nothing to shrink",
+                a.file.display(),
+                s.url
+            );
+            if s.reach.target.is_none() {
+                let hint = t
+                    .header
+                    .target
+                    .as_deref()
+                    .unwrap_or("the server it diverged against");
+                say!("(no --target: that was the embedded reference server; the trace was recorded against {hint})");
+            }
+            Ok(Verdict::Clean)
+        }
+        ShrunkFile::Shrunk {
+            original,
+            result: r,
+            path,
+        } => {
+            say!(
+                "shrunk {original} → {} steps in {:.1}s ({} candidates{}): {}",
+                r.best.lines.len(),
+                r.elapsed.as_secs_f64(),
+                r.tried,
+                if r.timed_out {
+                    ", time budget reached"
+                } else {
+                    ""
+                },
+                path.display()
+            );
+            if let Some((i, d)) = &r.best.divergence {
+                let _ = write!(out, "{}", runner::render::divergence(&r.best.lines[*i], d));
+            }
+            say!("replay: {}", s.reach.replay_command(&path));
+            Ok(Verdict::Diverged)
+        }
     }
-    say!(
-        "shrunk {} → {} steps in {:.1}s ({} candidates{}): {}",
-        t.lines.len(),
-        best.lines.len(),
-        r.elapsed.as_secs_f64(),
-        r.tried,
-        if r.timed_out {
-            ", time budget reached"
-        } else {
-            ""
-        },
-        path.display()
-    );
-    if let Some((i, d)) = &best.divergence {
-        say_raw!("{}", runner::render::divergence(&best.lines[*i], d));
-    }
-    let target_flag = a
-        .target
-        .target
-        .as_ref()
-        .map(|u| format!(" --target {u}"))
-        .unwrap_or_default();
-    say!(
-        "replay: {} replay {}{target_flag}",
-        run::program(),
-        path.display()
-    );
-    DIVERGED
 }
 
-fn shrunk_path(original: &Path) -> PathBuf {
-    let stem = original
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    original.with_file_name(format!("{stem}.shrunk.ndjson"))
-}
-
-fn golden_cmd(a: GoldenArgs) -> i32 {
+fn golden_cmd(a: GoldenArgs) -> Result<Verdict, Failure> {
     let opts = golden::GoldenOptions {
         seed: a.seed,
         count: a.count,
@@ -432,22 +353,17 @@ fn golden_cmd(a: GoldenArgs) -> i32 {
     };
     let existing = golden::existing(&a.out);
     if !existing.is_empty() && !a.bless {
-        return fail(
-            BAD_INPUT,
-            format!(
-                "{} already holds {} golden files; pass --bless to replace them (review with git diff), or choose another --out",
-                a.out.display(),
-                existing.len()
-            ),
-        );
+        return Err(bad(format!(
+            "{} already holds {} golden files; pass --bless to replace them (review with git diff), or choose another --out",
+            a.out.display(),
+            existing.len()
+        )));
     }
     let files = golden::build(&opts);
-    if let Err(e) = golden::write(&a.out, &files) {
-        return fail(BAD_INPUT, format!("cannot write {}: {e}", a.out.display()));
-    }
+    golden::write(&a.out, &files)
+        .map_err(|e| bad(format!("cannot write {}: {e}", a.out.display())))?;
     let traces: Vec<_> = files.iter().map(|f| f.trace.clone()).collect();
-    let (hit, missed) = golden::coverage(&traces);
-    let reachable = model::branch::ALL.iter().filter(|b| b.reachable()).count();
+    let coverage = golden::coverage(&traces);
     let steps: usize = traces.iter().map(|t| t.lines.len()).sum();
     say!(
         "wrote {} golden files ({steps} steps) to {}",
@@ -455,56 +371,40 @@ fn golden_cmd(a: GoldenArgs) -> i32 {
         a.out.display()
     );
     say!(
-        "branch coverage: {}/{reachable} reachable",
-        hit.iter().filter(|b| b.reachable()).count()
+        "branch coverage: {}/{} reachable",
+        coverage.reachable_hit(),
+        coverage.reachable_total
     );
+    let missed = coverage.missed();
     if !missed.is_empty() {
-        say!(
-            "missed: {}",
-            missed
-                .iter()
-                .map(|b| b.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let names: Vec<&str> = missed.iter().map(|b| b.name()).collect();
+        say!("missed: {}", names.join(", "));
     }
-    OK
+    Ok(Verdict::Clean)
 }
 
-fn check_cmd(a: CheckArgs) -> i32 {
-    let p = match profile(&a.target, None) {
-        Ok(p) => p,
-        Err(e) => return fail(BAD_INPUT, e),
-    };
+fn check_cmd(a: CheckArgs) -> Result<Verdict, Failure> {
     let files = match verify::golden_files(&a.path) {
         Ok(f) if !f.is_empty() => f,
-        Ok(_) => {
-            return fail(
-                BAD_INPUT,
-                format!("no .ndjson files in {}", a.path.display()),
-            )
-        }
-        Err(e) => return fail(BAD_INPUT, format!("{}: {e}", a.path.display())),
+        Ok(_) => return Err(bad(format!("no .ndjson files in {}", a.path.display()))),
+        Err(e) => return Err(bad(format!("{}: {e}", a.path.display()))),
     };
-    // `conn` owns the embedded server, if any: it must live to the end.
-    let mut conn = match connect(&a.target, &p) {
-        Ok(c) => c,
-        Err(c) => return c,
-    };
-    let (target, url) = (&mut conn.target, conn.url.clone());
+    let mut s = setup(&a.target, None)?;
     say!(
-        "conform {} check {} ({} files) against {url}",
+        "conform {} check {} ({} files) against {}",
         env!("CARGO_PKG_VERSION"),
         a.path.display(),
-        files.len()
+        files.len(),
+        s.url
     );
-    let started = std::time::Instant::now();
-    let mut out = std::io::stdout();
-    let reports = match verify::check_all(target, &files, &p, !a.target.no_state, &mut out) {
-        Ok(r) => r,
-        Err(e) => return fail(BAD_INPUT, format!("malformed trace: {e}")),
+    let cfg = verify::CheckConfig {
+        profile: s.profile.clone(),
+        deviations: s.deviations.clone(),
+        reach: s.reach.clone(),
     };
-    let summary = Summary::new(0, &url, &p.name, reports, started.elapsed());
+    let mut out = std::io::stdout();
+    let summary = verify::check_all(&mut s.target, &files, &cfg, &mut out)
+        .map_err(|e| bad(format!("malformed trace: {e}")))?;
     say!(
         "{} files, {} passed, {} failed, {} target faults",
         summary.cases,
@@ -513,14 +413,11 @@ fn check_cmd(a: CheckArgs) -> i32 {
         summary.faults
     );
     write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
-    run::exit_code(&summary)
+    Ok(summary.verdict())
 }
 
-fn export_cmd(a: ExportArgs) -> i32 {
-    let t = match read_trace(&a.file) {
-        Ok(t) => t,
-        Err(c) => return c,
-    };
+fn export_cmd(a: ExportArgs) -> Result<Verdict, Failure> {
+    let t = read_trace(&a.file)?;
     let Format::Spec = a.format;
     let result = match &a.out {
         Some(p) => std::fs::File::create(p).and_then(|f| {
@@ -531,13 +428,9 @@ fn export_cmd(a: ExportArgs) -> i32 {
         }),
         None => export::spec_format(&t, &mut std::io::stdout().lock()),
     };
-    match result {
-        Ok(n) => {
-            if let Some(p) = &a.out {
-                eprintln!("wrote {n} lines to {}", p.display());
-            }
-            OK
-        }
-        Err(e) => fail(BAD_INPUT, e),
+    let n = result.map_err(bad)?;
+    if let Some(p) = &a.out {
+        eprintln!("wrote {n} lines to {}", p.display());
     }
+    Ok(Verdict::Clean)
 }

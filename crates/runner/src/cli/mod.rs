@@ -1,30 +1,28 @@
-//! Command-line parsing and dispatch. Each subcommand lives in its own
-//! module and returns the process exit code.
+//! Command-line parsing and dispatch: each command parses, calls one
+//! library function and maps the outcome to an exit code ([`error`]).
 
 mod args;
 mod commands;
+mod error;
+
+use std::process::ExitCode;
 
 use clap::Parser;
 
 pub use args::Cli;
 
-/// Exit code: no divergence.
-pub const OK: i32 = 0;
-/// Exit code: a divergence was found.
-pub const DIVERGED: i32 = 1;
-/// Exit code: bad usage or bad input file.
-pub const BAD_INPUT: i32 = 2;
-/// Exit code: the target was unreachable or misbehaved.
-pub const TARGET_FAULT: i32 = 3;
-
 /// Parse the arguments and run; returns the exit code.
-pub fn main() -> i32 {
+pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { BAD_INPUT } else { OK };
+            return ExitCode::from(if e.use_stderr() {
+                error::BAD_INPUT
+            } else {
+                error::OK
+            });
         }
     };
-    commands::dispatch(cli)
+    error::exit_code(commands::dispatch(cli))
 }

@@ -1,7 +1,8 @@
-//! The HTTP layer and the per-request pipeline: parse → open envelope →
-//! debug op or decode → validate → (materialise) → apply (or mutant) →
-//! encode. Everything after parsing is synchronous under one mutex, so the
-//! served model sees requests in a total order, as the spec's machine does.
+//! The HTTP layer: parse → open envelope → debug op, or decode and hand
+//! the request to the [`LocalServer`] pipeline (validate → materialise →
+//! apply with deviations → encode). Everything after parsing is synchronous
+//! under one mutex, so the served model sees requests in a total order, as
+//! the spec's machine does.
 
 use std::future::Future;
 use std::io;
@@ -15,19 +16,16 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use model::machine::Machine;
 use model::state::ServerConfig;
 use model::wire::{self, open_envelope, PROTOCOL_VERSION};
 use serde_json::{json, Value as JsonValue};
 
-use super::{debug, materialize, mutant, ServeOptions};
+use super::{debug, ServeOptions};
+use crate::target::LocalServer;
 
 /// What every request handler shares.
 pub(crate) struct Shared {
-    machine: Mutex<Machine>,
-    pub(crate) config: ServerConfig,
-    materialize: bool,
-    mutant: Option<&'static str>,
+    server: Mutex<LocalServer>,
     /// `debug.start`/`debug.stop` flag; recorded, never gating (we are
     /// always in debug mode).
     pub(crate) debug_mode: AtomicBool,
@@ -37,34 +35,21 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn new(opts: &ServeOptions) -> io::Result<Self> {
-        let mutant = match &opts.mutant {
-            None => None,
-            Some(name) => Some(mutant::lookup(name).ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "unknown mutant `{name}`; known: {}",
-                        mutant::mutant_names().join(", ")
-                    ),
-                )
-            })?),
-        };
+        let deviations = deviate::catalogue::resolve(&opts.mutants)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let config = ServerConfig {
             retry_timeout: opts.retry_timeout,
         };
         Ok(Shared {
-            machine: Mutex::new(Machine::new(config)),
-            config,
-            materialize: opts.materialize,
-            mutant,
+            server: Mutex::new(LocalServer::new(config, deviations, opts.materialize)),
             debug_mode: AtomicBool::new(false),
             last_now: AtomicU64::new(0),
         })
     }
 
-    /// The machine; a panic of an earlier request does not wedge it.
-    pub(crate) fn machine(&self) -> MutexGuard<'_, Machine> {
-        self.machine.lock().unwrap_or_else(|e| e.into_inner())
+    /// The server; a panic of an earlier request does not wedge it.
+    pub(crate) fn server(&self) -> MutexGuard<'_, LocalServer> {
+        self.server.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Wall-clock Unix milliseconds, monotonic.
@@ -104,11 +89,7 @@ async fn api(State(shared): State<Arc<Shared>>, body: Bytes) -> (StatusCode, Jso
 
 /// An error envelope with a message as `data`.
 pub(crate) fn error(kind: &str, corr_id: &str, status: u16, message: &str) -> JsonValue {
-    json!({
-        "kind": kind,
-        "head": {"corrId": corr_id, "status": status, "version": PROTOCOL_VERSION},
-        "data": message,
-    })
+    wire::response::error_envelope(kind, corr_id, status, message)
 }
 
 /// A success envelope.
@@ -151,18 +132,5 @@ fn handle(shared: &Shared, body: &[u8]) -> JsonValue {
         Err(e) => return error(kind, corr_id, 400, &e.to_string()),
     };
     let now = env.head.debug_time.unwrap_or_else(|| shared.wall_clock());
-    let mut m = shared.machine();
-    if let Err(msg) = wire::validate(&req, m.calendar()) {
-        return error(kind, corr_id, 400, &msg);
-    }
-    if shared.materialize {
-        materialize::fire_named(&mut m, &req, now);
-    }
-    let res = shared
-        .mutant
-        .and_then(|name| mutant::apply_mutant(name, &mut m, &req, now))
-        .unwrap_or_else(|| m.apply(&req, now));
-    // Branch hits are for in-process runs; a long-lived server drops them.
-    m.clear_hits();
-    wire::encode_response(kind, &res, corr_id)
+    shared.server().handle(&req, now, corr_id)
 }

@@ -19,8 +19,6 @@
 
 use std::sync::atomic::Ordering;
 
-use model::machine::Machine;
-use model::view::StateView;
 use model::wire::Envelope;
 use serde_json::{json, Value as JsonValue};
 
@@ -63,11 +61,11 @@ pub(crate) fn run(shared: &Shared, op: DebugOp, env: &Envelope) -> JsonValue {
             ok(kind, corr_id, json!({}))
         }
         DebugOp::Reset => {
-            *shared.machine() = Machine::new(shared.config);
+            shared.server().reset();
             ok(kind, corr_id, json!({}))
         }
         DebugOp::Snap => {
-            let view = StateView::of(&shared.machine().state);
+            let view = shared.server().view();
             let data = serde_json::to_value(view).expect("a state view always serializes");
             ok(kind, corr_id, data)
         }
@@ -83,9 +81,7 @@ pub(crate) fn run(shared: &Shared, op: DebugOp, env: &Envelope) -> JsonValue {
                     "resonate:debug_time must equal data.time",
                 );
             }
-            let mut m = shared.machine();
-            m.tick(time);
-            m.clear_hits();
+            shared.server().tick(time);
             ok(kind, corr_id, json!([]))
         }
     }

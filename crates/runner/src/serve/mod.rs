@@ -4,21 +4,20 @@
 //! the reference semantics.
 //!
 //! - `POST /` takes request envelopes ([`model::wire`]); `GET /health` is 200.
-//! - One [`Machine`](model::machine::Machine) behind a mutex. A request is
+//! - One [`LocalServer`](crate::target::LocalServer) behind a mutex. A request is
 //!   decoded (400 naming the field on failure), checked against the server's
 //!   400 rules ([`model::wire::validate`]), applied at `now` = the head's
 //!   `resonate:debug_time` or the wall clock, and answered with the
 //!   envelope's status as the HTTP status, as the Rust server does.
 //! - The server's debug surface (`debug.start`, `debug.stop`, `debug.reset`,
 //!   `debug.snap`, `debug.tick`) is always available; see [`debug`].
-//! - [`ServeOptions::materialize`] fires due promise timeouts on access
-//!   (see [`materialize`]); [`ServeOptions::mutant`] plants a bug
-//!   (see [`mutant`]).
+//! - [`ServeOptions::materialize`] fires due promise timeouts on access;
+//!   [`ServeOptions::mutants`] plants bugs from the deviation catalogue
+//!   (`deviate`). Both live in the shared pipeline,
+//!   [`crate::target::LocalServer`].
 
 mod app;
 pub mod debug;
-pub mod materialize;
-pub mod mutant;
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
@@ -26,8 +25,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
-
-pub use mutant::{mutant_description, mutant_names};
 
 /// How to serve the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,8 +38,8 @@ pub struct ServeOptions {
     /// Fire due promise timeouts of the promises a request names before
     /// handling it, instead of only projecting them on read.
     pub materialize: bool,
-    /// A planted bug, by name (one of [`mutant_names`]).
-    pub mutant: Option<String>,
+    /// Planted bugs, by catalogue name (`deviate::names`), outermost first.
+    pub mutants: Vec<String>,
 }
 
 impl Default for ServeOptions {
@@ -50,9 +47,9 @@ impl Default for ServeOptions {
         ServeOptions {
             port: 0,
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
-            retry_timeout: model::state::ServerConfig::default().retry_timeout,
+            retry_timeout: model::state::DEFAULT_RETRY_TIMEOUT,
             materialize: false,
-            mutant: None,
+            mutants: Vec::new(),
         }
     }
 }

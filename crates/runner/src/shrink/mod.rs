@@ -22,12 +22,13 @@
 //!    then by halves), shifting later steps and the absolute deadlines they
 //!    carry by the same amount;
 //! 5. simplify values: drop params, values, non-essential tags, heartbeat
-//!    refs and suspend actions; shorten pids;
+//!    refs and suspend actions; give one request another pid of the trace
+//!    (or a fresh one), alone;
 //! 6. rename ids to a canonical small set (`a`, `a.1`, `b`, …) and
 //!    rebase time to start at a round number.
 
+mod chunks;
 mod passes;
-mod repair;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -35,11 +36,10 @@ use std::time::{Duration, Instant};
 use gen::Step;
 
 use crate::check::{Checker, DiffClass};
-use crate::exec::{execute, ExecOptions, Execution};
-use crate::profile::Profile;
+use crate::exec::{execute, ExecOptions, Execution, Expect};
 use crate::target::Target;
 
-pub use repair::repair;
+pub use chunks::delete_chunks;
 
 /// Shrinker options.
 #[derive(Clone, Copy, Debug)]
@@ -48,16 +48,14 @@ pub struct ShrinkOptions {
     pub check_state: bool,
     /// Stop after this long with the best so far.
     pub time: Duration,
-    /// Print every accepted candidate.
-    pub verbose: bool,
 }
 
 /// What shrinking produced.
 #[derive(Debug)]
 pub struct ShrinkResult {
-    /// The smallest diverging execution found (`None` if the original no
-    /// longer diverges the same way).
-    pub best: Option<Execution>,
+    /// The smallest diverging execution found (the original when nothing
+    /// smaller diverges the same way).
+    pub best: Execution,
     /// Candidates tried.
     pub tried: usize,
     /// Wall time.
@@ -84,9 +82,9 @@ pub fn size(steps: &[Step]) -> (usize, u64, usize) {
 }
 
 struct Shrinker<'a> {
-    target: &'a mut Target,
-    checker: Checker,
-    class: &'a DiffClass,
+    target: &'a mut dyn Target,
+    checker: &'a mut Checker,
+    class: DiffClass,
     opts: &'a ShrinkOptions,
     deadline: Instant,
     tried: usize,
@@ -112,10 +110,10 @@ impl Shrinker<'_> {
         if self.expired() {
             return false;
         }
-        let candidate = repair(
+        let candidate = gen::repair(
             &candidate,
-            self.checker.profile.retry_timeout,
             &self.best_steps,
+            self.checker.profile.retry_timeout,
         );
         let (new, old) = (size(&candidate), size(&self.best_steps));
         let smaller = new < old || (same_size_ok && new == old && candidate != self.best_steps);
@@ -125,8 +123,9 @@ impl Shrinker<'_> {
         self.tried += 1;
         let ex = execute(
             self.target,
-            &mut self.checker,
+            self.checker,
             &candidate,
+            Expect::Model,
             ExecOptions {
                 check_state: self.opts.check_state,
             },
@@ -139,13 +138,12 @@ impl Shrinker<'_> {
         let Some((at, d)) = &ex.divergence else {
             return false;
         };
-        if &d.class != self.class {
+        if d.class != self.class {
             return false;
         }
-        let kept: Vec<Step> = candidate[..=*at].to_vec();
-        self.best_steps = kept;
+        self.best_steps = candidate[..=*at].to_vec();
         self.best = ex;
-        if self.opts.verbose || self.last_report.elapsed() > Duration::from_secs(2) {
+        if self.last_report.elapsed() > Duration::from_secs(2) {
             self.last_report = Instant::now();
             let _ = writeln!(
                 self.out,
@@ -158,51 +156,35 @@ impl Shrinker<'_> {
     }
 }
 
-/// Shrink `steps`, which diverge against `target` in class `class`.
+/// Shrink `first`, an execution against `target` that diverged, keeping
+/// its divergence class. `checker` judges every candidate (with the same
+/// profile and deviations as the original run). The original is not run
+/// again: `first` is what it did.
 pub fn shrink(
-    target: &mut Target,
-    profile: &Profile,
-    steps: &[Step],
-    class: &DiffClass,
+    target: &mut dyn Target,
+    checker: &mut Checker,
+    first: Execution,
     opts: &ShrinkOptions,
     out: &mut dyn Write,
 ) -> ShrinkResult {
     let started = Instant::now();
-    let mut checker = Checker::new(profile.clone());
-    let first = execute(
-        target,
-        &mut checker,
-        steps,
-        ExecOptions {
-            check_state: opts.check_state,
-        },
-    );
-    let original_ok = first.fault.is_none()
-        && first
-            .divergence
-            .as_ref()
-            .is_some_and(|(_, d)| &d.class == class);
-    if !original_ok {
+    let Some((at, d)) = first.divergence.clone() else {
         return ShrinkResult {
-            best: None,
-            tried: 1,
+            best: first,
+            tried: 0,
             elapsed: started.elapsed(),
             timed_out: false,
         };
-    }
-    let at = first
-        .divergence
-        .as_ref()
-        .map(|(i, _)| *i)
-        .unwrap_or(steps.len() - 1);
+    };
+    let best_steps = first.lines[..=at].iter().map(|l| l.step.clone()).collect();
     let mut s = Shrinker {
         target,
         checker,
-        class,
+        class: d.class,
         opts,
         deadline: started + opts.time,
-        tried: 1,
-        best_steps: steps[..=at].to_vec(),
+        tried: 0,
+        best_steps,
         best: first,
         out,
         last_report: Instant::now(),
@@ -220,7 +202,7 @@ pub fn shrink(
     }
     let timed_out = s.expired();
     ShrinkResult {
-        best: Some(s.best),
+        best: s.best,
         tried: s.tried,
         elapsed: started.elapsed(),
         timed_out,

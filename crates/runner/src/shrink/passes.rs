@@ -7,26 +7,15 @@ use model::api::Request;
 use model::types::Value;
 
 use super::Shrinker;
-use crate::edit::{rename_all, shift_from, tags_mut, values_mut, Renamer};
+use crate::edit::{rename_all, shift_from, Renamer};
+use model::names::{pid_mut, tags_mut, values_mut};
 
 /// Delta debugging: remove chunks, halves first, down to single steps.
 pub(super) fn delete_chunks(s: &mut Shrinker) {
-    let mut chunk = (s.best_steps.len() / 2).max(1);
-    loop {
-        let mut i = 0;
-        while i < s.best_steps.len() && !s.expired() {
-            let mut cand = s.best_steps.clone();
-            let end = (i + chunk).min(cand.len());
-            cand.drain(i..end);
-            if !s.try_candidate(cand) {
-                i += chunk;
-            }
-        }
-        if chunk == 1 || s.expired() {
-            return;
-        }
-        chunk /= 2;
-    }
+    let start = s.best_steps.clone();
+    super::chunks::delete_chunks(start, |_, cand| {
+        s.try_candidate(cand).then(|| s.best_steps.clone())
+    });
 }
 
 /// Remove ticks one at a time (an earlier of two adjacent ticks is merged
@@ -74,7 +63,8 @@ pub(super) fn time(s: &mut Shrinker) {
 pub(super) fn values(s: &mut Shrinker) {
     let mut i = 0;
     while i < s.best_steps.len() && !s.expired() {
-        for variant in simplifications(&s.best_steps[i]) {
+        let pids = pids(&s.best_steps);
+        for variant in simplifications(&s.best_steps[i], &pids) {
             let mut cand = s.best_steps.clone();
             cand[i] = variant;
             if s.try_candidate(cand) {
@@ -85,7 +75,23 @@ pub(super) fn values(s: &mut Shrinker) {
     }
 }
 
-fn simplifications(step: &Step) -> Vec<Step> {
+/// Every pid the trace names, in order of appearance.
+fn pids(steps: &[Step]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in steps {
+        if let Op::Request(r) = &s.op {
+            let mut r = r.clone();
+            if let Some(p) = pid_mut(&mut r) {
+                if !out.contains(p) {
+                    out.push(p.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn simplifications(step: &Step, pids: &[String]) -> Vec<Step> {
     let Op::Request(r) = &step.op else {
         return Vec::new();
     };
@@ -113,6 +119,15 @@ fn simplifications(step: &Step) -> Vec<Step> {
         push(&|c| {
             for t in tags_mut(c) {
                 t.remove(&k);
+            }
+        });
+    }
+    // One request's pid alone, to each other pid of the trace or a fresh
+    // one: what separates "held by this pid" from "held by another".
+    for other in pids.iter().map(String::as_str).chain(["p0"]) {
+        push(&|c| {
+            if let Some(p) = pid_mut(c) {
+                *p = other.to_string();
             }
         });
     }

@@ -10,23 +10,30 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use runner::profile::Profile;
+use runner::repro::Reach;
 use runner::run::RunConfig;
 
 /// A run of `cases` × `steps` against `url`, writing traces under `dir`.
 pub fn config(url: &str, dir: &Path, cases: u64, steps: usize) -> RunConfig {
     RunConfig {
         target: url.to_string(),
-        embedded: false,
+        reach: Reach {
+            target: Some(url.to_string()),
+            profile: None,
+            baseline: None,
+            retry_timeout: Profile::default().retry_timeout,
+            timeout_ms: 500,
+            check_state: true,
+            allow_remote: false,
+        },
         seed: 7,
         cases,
         only_case: None,
         steps,
         profile: Profile::default(),
-        profile_path: None,
-        check_state: true,
+        deviations: Vec::new(),
         fail_fast: true,
         out_dir: dir.to_path_buf(),
-        request_timeout: Duration::from_millis(500),
         shrink: false,
         shrink_time: Duration::from_secs(5),
         progress: false,

@@ -1,54 +1,20 @@
-//! The HTTP client for a target server: one keep-alive connection, one
+//! A target server reached over HTTP: one keep-alive connection, one
 //! envelope per call, and every way a target can fail turned into a
 //! [`TargetError`] that names the cause. A target fault is never a
 //! divergence and never a panic.
 
-use std::fmt;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use gen::{Op, Step};
 use model::wire::PROTOCOL_VERSION;
 
+use super::{Target, TargetError};
 use crate::snapshot::Snap;
 
-/// Why a target could not be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetError {
-    /// The URL is not a loopback address (only loopback targets are allowed).
-    NotLoopback(String),
-    /// Nothing answered: refused, reset, or DNS.
-    Unreachable(String),
-    /// No answer within the request timeout.
-    Timeout(String),
-    /// The body was not JSON.
-    Garbage(String),
-    /// JSON, but not a response envelope (no `head.status`, wrong `kind`).
-    BadEnvelope(String),
-    /// A 5xx status.
-    ServerError(String),
-    /// The target does not act as a debug-mode server.
-    NotDebug(String),
-}
-
-impl fmt::Display for TargetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TargetError::NotLoopback(m) => write!(f, "target is not a loopback address: {m}"),
-            TargetError::Unreachable(m) => write!(f, "target unreachable: {m}"),
-            TargetError::Timeout(m) => write!(f, "target timed out: {m}"),
-            TargetError::Garbage(m) => write!(f, "target sent a body that is not JSON: {m}"),
-            TargetError::BadEnvelope(m) => write!(f, "target sent a malformed envelope: {m}"),
-            TargetError::ServerError(m) => write!(f, "target answered with a server error: {m}"),
-            TargetError::NotDebug(m) => write!(f, "target is not a debug-mode server: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for TargetError {}
-
 /// A target server reached over HTTP.
-pub struct Target {
+pub struct HttpTarget {
     url: String,
     client: reqwest::blocking::Client,
     corr: u64,
@@ -67,9 +33,9 @@ pub fn is_loopback_url(url: &str) -> bool {
     }
 }
 
-impl Target {
+impl HttpTarget {
     /// A client for `url` with a per-request timeout.
-    pub fn new(url: &str, timeout: Duration) -> Result<Target, TargetError> {
+    pub fn new(url: &str, timeout: Duration) -> Result<HttpTarget, TargetError> {
         if !is_loopback_url(url) {
             return Err(TargetError::NotLoopback(url.to_string()));
         }
@@ -79,16 +45,11 @@ impl Target {
             .tcp_nodelay(true)
             .build()
             .map_err(|e| TargetError::Unreachable(e.to_string()))?;
-        Ok(Target {
+        Ok(HttpTarget {
             url: url.trim_end_matches('/').to_string(),
             client,
             corr: 0,
         })
-    }
-
-    /// The target's base URL.
-    pub fn url(&self) -> &str {
-        &self.url
     }
 
     /// POST one envelope of `kind` with `data`, stamped with `debug_time`;
@@ -158,11 +119,17 @@ impl Target {
         }
         Ok(env)
     }
+}
+
+impl Target for HttpTarget {
+    fn describe(&self) -> String {
+        self.url.clone()
+    }
 
     /// `debug.start` then `debug.reset`. Refuses a target that does not
     /// answer both with 200: the harness never wipes a server that is not in
     /// debug mode.
-    pub fn start_and_reset(&mut self) -> Result<(), TargetError> {
+    fn start(&mut self) -> Result<(), TargetError> {
         for kind in ["debug.start", "debug.reset"] {
             let env = self.call(kind, json!({}), None).map_err(|e| match e {
                 TargetError::Unreachable(_) | TargetError::Timeout(_) => e,
@@ -179,8 +146,7 @@ impl Target {
         Ok(())
     }
 
-    /// `debug.reset` alone (between shrink candidates).
-    pub fn reset(&mut self) -> Result<(), TargetError> {
+    fn reset(&mut self) -> Result<(), TargetError> {
         let env = self.call("debug.reset", json!({}), None)?;
         match envelope_status(&env) {
             Some(200) => Ok(()),
@@ -188,20 +154,28 @@ impl Target {
         }
     }
 
+    /// A request as its envelope stamped with `now`; a tick as
     /// `debug.tick {time}` stamped with the same time.
-    pub fn tick(&mut self, now: u64) -> Result<Value, TargetError> {
-        let env = self.call("debug.tick", json!({"time": now}), Some(now))?;
-        match envelope_status(&env) {
-            Some(200) => Ok(env),
-            s => Err(TargetError::BadEnvelope(format!(
-                "debug.tick answered {s:?}: {}",
-                truncate(&env["data"])
-            ))),
+    fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError> {
+        match &step.op {
+            Op::Request(r) => self
+                .call(r.kind(), model::wire::encode_request(r), Some(step.now))
+                .map(Some),
+            Op::Tick => {
+                let env = self.call("debug.tick", json!({"time": step.now}), Some(step.now))?;
+                match envelope_status(&env) {
+                    Some(200) => Ok(None),
+                    s => Err(TargetError::BadEnvelope(format!(
+                        "debug.tick answered {s:?}: {}",
+                        truncate(&env["data"])
+                    ))),
+                }
+            }
         }
     }
 
     /// `debug.snap`: the target's whole state.
-    pub fn snap(&mut self) -> Result<Snap, TargetError> {
+    fn snap(&mut self) -> Result<Snap, TargetError> {
         self.corr += 1;
         let head = json!({"corrId": format!("conform-{}", self.corr), "version": PROTOCOL_VERSION});
         let body = json!({"kind": "debug.snap", "head": head, "data": {}});

@@ -1,0 +1,147 @@
+//! What a request names, field by field: the ids, task versions, pids,
+//! schedule ids, deadlines, tags and values it carries. One place for the
+//! shape of every request, used by the materialising server (which
+//! timeouts a request touches), the latitude search (which timers to try
+//! first), the generator's repair (which versions to re-point) and the
+//! shrinker (what to rename, retime and simplify).
+
+use crate::api::{PromiseCreateReq, Request, TaskFenceAction};
+use crate::types::{Tags, Time, Value};
+
+/// Every promise/task id a request names, mutably (tasks share their
+/// promise's id): ids, awaited and awaiter promises, a create's or
+/// fence's action id, heartbeat and suspend entries.
+pub fn ids_mut(r: &mut Request) -> Vec<&mut String> {
+    match r {
+        Request::PromiseGet(c) => vec![&mut c.id],
+        Request::PromiseCreate(c) => vec![&mut c.id],
+        Request::PromiseSettle(c) => vec![&mut c.id],
+        Request::PromiseRegisterCallback(c) => vec![&mut c.awaited, &mut c.awaiter],
+        Request::PromiseRegisterListener(c) => vec![&mut c.awaited],
+        Request::TaskGet(c) => vec![&mut c.id],
+        Request::TaskCreate(c) => vec![&mut c.action.id],
+        Request::TaskAcquire(c) => vec![&mut c.id],
+        Request::TaskFence(c) => {
+            let inner = match &mut c.action {
+                TaskFenceAction::Create(a) => &mut a.id,
+                TaskFenceAction::Settle(a) => &mut a.id,
+            };
+            vec![&mut c.id, inner]
+        }
+        Request::TaskHeartbeat(c) => c.tasks.iter_mut().map(|t| &mut t.id).collect(),
+        Request::TaskSuspend(c) => {
+            let mut v = vec![&mut c.id];
+            for a in &mut c.actions {
+                v.push(&mut a.awaited);
+                v.push(&mut a.awaiter);
+            }
+            v
+        }
+        Request::TaskFulfill(c) => vec![&mut c.id, &mut c.action.id],
+        Request::TaskRelease(c) => vec![&mut c.id],
+        Request::TaskHalt(c) => vec![&mut c.id],
+        Request::TaskContinue(c) => vec![&mut c.id],
+        Request::PromiseSearch(_)
+        | Request::TaskSearch(_)
+        | Request::ScheduleGet(_)
+        | Request::ScheduleCreate(_)
+        | Request::ScheduleDelete(_)
+        | Request::ScheduleSearch(_) => Vec::new(),
+    }
+}
+
+/// Every promise/task id a request names (see [`ids_mut`]), deduplicated,
+/// in order of appearance.
+pub fn ids(r: &Request) -> Vec<String> {
+    let mut r = r.clone();
+    let mut out: Vec<String> = Vec::new();
+    for id in ids_mut(&mut r) {
+        if !out.contains(id) {
+            out.push(id.clone());
+        }
+    }
+    out
+}
+
+/// The (task id, version) pairs a request presents, mutably.
+pub fn versions_mut(req: &mut Request) -> Vec<(&str, &mut u64)> {
+    match req {
+        Request::TaskAcquire(r) => vec![(r.id.as_str(), &mut r.version)],
+        Request::TaskFence(r) => vec![(r.id.as_str(), &mut r.version)],
+        Request::TaskSuspend(r) => vec![(r.id.as_str(), &mut r.version)],
+        Request::TaskFulfill(r) => vec![(r.id.as_str(), &mut r.version)],
+        Request::TaskRelease(r) => vec![(r.id.as_str(), &mut r.version)],
+        Request::TaskHeartbeat(r) => r
+            .tasks
+            .iter_mut()
+            .map(|t| (t.id.as_str(), &mut t.version))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The promise a request creates (directly, by `task.create`, or fenced).
+pub fn create_mut(r: &mut Request) -> Option<&mut PromiseCreateReq> {
+    match r {
+        Request::PromiseCreate(c) => Some(c),
+        Request::TaskCreate(c) => Some(&mut c.action),
+        Request::TaskFence(f) => match &mut f.action {
+            TaskFenceAction::Create(c) => Some(c),
+            TaskFenceAction::Settle(_) => None,
+        },
+        _ => None,
+    }
+}
+
+/// The absolute deadlines a request carries.
+pub fn deadlines_mut(r: &mut Request) -> Vec<&mut Time> {
+    create_mut(r)
+        .map(|c| vec![&mut c.timeout_at])
+        .unwrap_or_default()
+}
+
+/// The tag sets a request carries.
+pub fn tags_mut(r: &mut Request) -> Vec<&mut Tags> {
+    match r {
+        Request::ScheduleCreate(c) => vec![&mut c.promise_tags],
+        other => create_mut(other)
+            .map(|c| vec![&mut c.tags])
+            .unwrap_or_default(),
+    }
+}
+
+/// The params and values a request carries.
+pub fn values_mut(r: &mut Request) -> Vec<&mut Value> {
+    match r {
+        Request::PromiseSettle(c) => vec![&mut c.value],
+        Request::TaskFulfill(c) => vec![&mut c.action.value],
+        Request::TaskFence(f) => match &mut f.action {
+            TaskFenceAction::Create(c) => vec![&mut c.param],
+            TaskFenceAction::Settle(c) => vec![&mut c.value],
+        },
+        Request::ScheduleCreate(c) => vec![&mut c.promise_param],
+        other => create_mut(other)
+            .map(|c| vec![&mut c.param])
+            .unwrap_or_default(),
+    }
+}
+
+/// The process id a request names.
+pub fn pid_mut(r: &mut Request) -> Option<&mut String> {
+    match r {
+        Request::TaskCreate(c) => Some(&mut c.pid),
+        Request::TaskAcquire(c) => Some(&mut c.pid),
+        Request::TaskHeartbeat(c) => Some(&mut c.pid),
+        _ => None,
+    }
+}
+
+/// The schedule id a request names.
+pub fn schedule_id_mut(r: &mut Request) -> Option<&mut String> {
+    match r {
+        Request::ScheduleCreate(c) => Some(&mut c.id),
+        Request::ScheduleGet(c) => Some(&mut c.id),
+        Request::ScheduleDelete(c) => Some(&mut c.id),
+        _ => None,
+    }
+}

@@ -1,0 +1,124 @@
+//! The class of a divergence: what kind of departure it is, ids aside. The
+//! shrinker keeps a candidate only if it diverges in the same class, and
+//! reports name it.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::compare::{differing_paths, StateChange, StateDiff};
+
+/// One kind of difference at a step.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Difference {
+    /// Different statuses (`None` when an envelope had none).
+    Status {
+        /// The model's.
+        model: Option<u64>,
+        /// The target's.
+        target: Option<u64>,
+    },
+    /// The same status, different `data` at these dotted paths.
+    Data(Vec<String>),
+    /// A snapshot component differs.
+    State {
+        /// The component (`tasks`, `promiseTimeouts`, …).
+        component: String,
+        /// How.
+        change: StateChange,
+    },
+}
+
+impl fmt::Display for Difference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let status = |s: &Option<u64>| s.map_or("null".to_string(), |s| s.to_string());
+        match self {
+            Difference::Status { model, target } => {
+                write!(f, "status:{}->{}", status(model), status(target))
+            }
+            Difference::Data(paths) => write!(f, "data:{}", paths.join(",")),
+            Difference::State { component, change } => match change {
+                StateChange::Missing => write!(f, "state:{component}:missing"),
+                StateChange::Extra => write!(f, "state:{component}:extra"),
+                StateChange::Count => write!(f, "state:{component}:count"),
+                StateChange::Fields(fields) => {
+                    write!(f, "state:{component}.{}", fields.join(","))
+                }
+            },
+        }
+    }
+}
+
+/// How a step departed from the model, independent of ids.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DiffClass {
+    /// The step's kind (`task.acquire`, `debug.tick`).
+    pub kind: String,
+    /// The differences: the response's first, then the state's, each once.
+    pub what: Vec<Difference>,
+}
+
+impl DiffClass {
+    /// The class of a step of `kind` whose normalised responses differ as
+    /// `response` (model, target) and whose state differs as `state`.
+    pub fn of(kind: &str, response: Option<&(Value, Value)>, state: &[StateDiff]) -> DiffClass {
+        let mut what = Vec::new();
+        if let Some((m, t)) = response {
+            if m["status"] != t["status"] {
+                what.push(Difference::Status {
+                    model: m["status"].as_u64(),
+                    target: t["status"].as_u64(),
+                });
+            } else {
+                what.push(Difference::Data(
+                    differing_paths(&m["data"], &t["data"])
+                        .into_iter()
+                        .collect(),
+                ));
+            }
+        }
+        let states: BTreeSet<Difference> = state
+            .iter()
+            .map(|d| Difference::State {
+                component: d.component.clone(),
+                change: d.change(),
+            })
+            .collect();
+        what.extend(states);
+        DiffClass {
+            kind: kind.to_string(),
+            what,
+        }
+    }
+}
+
+impl fmt::Display for DiffClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what: Vec<String> = self.what.iter().map(ToString::to_string).collect();
+        write!(f, "{} [{}]", self.kind, what.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn classes_print_as_reports_show_them() {
+        let r = (json!({"status": 200}), json!({"status": 409}));
+        let sd = StateDiff {
+            component: "tasks".into(),
+            key: "a".into(),
+            ids: vec!["a".into()],
+            model: vec![json!({"id": "a", "version": 1})],
+            target: vec![json!({"id": "a", "version": 2})],
+        };
+        let c = DiffClass::of("task.halt", Some(&r), &[sd.clone(), sd]);
+        assert_eq!(
+            c.to_string(),
+            "task.halt [status:200->409; state:tasks.version]"
+        );
+    }
+}

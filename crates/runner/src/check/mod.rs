@@ -1,0 +1,225 @@
+//! One step, checked: the model's answer against what a target observed,
+//! with the latitude the spec allows.
+//!
+//! **The latitude rule.** The spec lets the environment fire an armed
+//! timeout at any moment after its deadline, and lets a read either project
+//! an expired promise or materialise its timeout first. The model fires
+//! only at ticks. So when a target's response or snapshot differs from the
+//! model's, the checker searches for internal transitions the spec allows at
+//! that moment that explain it ([`search`]): some of the due, armed timeouts
+//! fired before the request (in some order), and some of those due after
+//! it. If one schedule explains both the response and the snapshot, the
+//! model adopts it and the step counts as latitude. What no allowed
+//! schedule explains is a divergence, reported against the plain schedule
+//! (nothing fired). A tick fires every due timeout; only the order and what
+//! becomes due during the tick are open.
+//!
+//! The checker's model is a [`Deviant`]: the spec, or the spec with a
+//! baseline's known deviations applied, so a run goes on past what is known.
+
+mod class;
+mod search;
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use deviate::{Deviant, Deviation};
+use gen::{Coverage, Op, Step};
+use model::branch::Branch;
+use model::machine::Timer;
+use model::state::ServerConfig;
+use model::view::StateView;
+
+use crate::compare::{diff_state, normalize_response, StateDiff};
+use crate::profile::Profile;
+use crate::snapshot::{Agreement, Snap};
+
+pub use class::{DiffClass, Difference};
+pub use search::MAX_ATTEMPTS;
+
+/// A divergence at one step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Divergence {
+    /// Its class.
+    pub class: DiffClass,
+    /// Normalised model and target responses, when they differ.
+    pub response: Option<(Value, Value)>,
+    /// State differences.
+    pub state: Vec<StateDiff>,
+}
+
+/// The outcome of checking one step.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The model's response envelope (`None` for a tick).
+    pub expect: Option<Value>,
+    /// `Some` when no allowed schedule explains the target.
+    pub divergence: Option<Divergence>,
+    /// Whether an allowed schedule other than the plain one was adopted.
+    pub used_latitude: bool,
+}
+
+/// The model side of a differential run.
+pub struct Checker {
+    /// The model, with the deviations it was asked to apply.
+    pub model: Deviant,
+    /// The target's profile.
+    pub profile: Profile,
+    /// Snapshot components the target lacks (said once per run).
+    pub skipped: BTreeSet<String>,
+    /// Branches taken by adopted schedules.
+    pub coverage: Coverage,
+}
+
+/// One schedule tried: what the model answered and how it compared.
+struct Attempt {
+    expect: Option<Value>,
+    response: Option<(Value, Value)>,
+    state: Vec<StateDiff>,
+    hits: Vec<Branch>,
+}
+
+impl Attempt {
+    fn fits(&self) -> bool {
+        self.response.is_none() && self.state.is_empty()
+    }
+}
+
+impl Checker {
+    /// A checker with a fresh spec-exact model configured by the profile.
+    pub fn new(profile: Profile) -> Checker {
+        Checker::with_deviations(profile, Vec::new())
+    }
+
+    /// A checker whose model applies `deviations` (a baseline).
+    pub fn with_deviations(profile: Profile, deviations: Vec<&'static Deviation>) -> Checker {
+        let config = ServerConfig {
+            retry_timeout: profile.retry_timeout,
+        };
+        Checker {
+            model: Deviant::new(config, deviations),
+            profile,
+            skipped: BTreeSet::new(),
+            coverage: Coverage::new(),
+        }
+    }
+
+    /// Forget the model's state (a new case), keeping run-wide counters.
+    pub fn reset(&mut self) {
+        self.model.reset();
+    }
+
+    /// Check one step: `res` is the target's response envelope (ignored for
+    /// ticks), `snap` its snapshot after the step when state is compared.
+    pub fn check(&mut self, step: &Step, res: Option<&Value>, snap: Option<&Snap>) -> Checked {
+        let mark = self.model.state.checkpoint();
+        let plain = self.attempt(step, &[], &[], res, snap);
+        if plain.fits() {
+            return self.adopt(plain, false);
+        }
+        self.model.state.rollback(mark);
+        if let Some(found) = self.search(step, &plain, res, snap, mark) {
+            return self.adopt(found, true);
+        }
+        // Nothing explains it: report against the plain schedule.
+        self.model.state.rollback(mark);
+        let plain = self.attempt(step, &[], &[], res, snap);
+        let divergence = Divergence {
+            class: DiffClass::of(&step_kind(step), plain.response.as_ref(), &plain.state),
+            response: plain.response.clone(),
+            state: plain.state.clone(),
+        };
+        let mut checked = self.adopt(plain, false);
+        checked.divergence = Some(divergence);
+        checked
+    }
+
+    fn adopt(&mut self, a: Attempt, latitude: bool) -> Checked {
+        self.model.state.commit();
+        self.coverage.hit.extend(a.hits.iter().copied());
+        Checked {
+            expect: a.expect,
+            divergence: None,
+            used_latitude: latitude,
+        }
+    }
+
+    /// Fire `before`, run the step, fire `after`, compare. A tick fires all
+    /// that is due: `before` then fixes its order (when empty the model's
+    /// own order is used).
+    fn attempt(
+        &mut self,
+        step: &Step,
+        before: &[Timer],
+        after: &[Timer],
+        res: Option<&Value>,
+        snap: Option<&Snap>,
+    ) -> Attempt {
+        self.model.clear_hits();
+        let expect = match &step.op {
+            Op::Request(req) => {
+                self.fire_all(before, step.now);
+                let r = self.model.apply(req, step.now);
+                Some(self.model.encode(req, &r, "model"))
+            }
+            Op::Tick if before.is_empty() => {
+                self.model.tick(step.now);
+                None
+            }
+            Op::Tick => {
+                self.fire_all(before, step.now);
+                None
+            }
+        };
+        self.fire_all(after, step.now);
+        let response = match (&expect, res) {
+            (Some(e), Some(r)) => {
+                let (m, t) = (
+                    normalize_response(e, &self.profile),
+                    normalize_response(r, &self.profile),
+                );
+                (m != t).then_some((m, t))
+            }
+            _ => None,
+        };
+        let state = self.state_diff(snap);
+        Attempt {
+            expect,
+            response,
+            state,
+            hits: self.model.take_hits(),
+        }
+    }
+
+    /// Fire each timer that is still armed and due when its turn comes, so
+    /// no schedule ever fires what the spec forbids.
+    fn fire_all(&mut self, timers: &[Timer], now: u64) {
+        for t in timers {
+            if t.is_due(&self.model, now) {
+                self.model.fire(t, now);
+            }
+        }
+    }
+
+    fn state_diff(&mut self, snap: Option<&Snap>) -> Vec<StateDiff> {
+        let Some(snap) = snap else { return Vec::new() };
+        let view = StateView::of(&self.model.state);
+        if self.profile.ignore_state_fields.is_empty() {
+            if let Agreement::Same { missing } = snap.agrees(&view, &self.profile.skip_components) {
+                self.skipped.extend(missing.into_iter().map(str::to_string));
+                return Vec::new();
+            }
+        }
+        let view = serde_json::to_value(view).expect("view serialises");
+        diff_state(&view, &snap.normalized(), &self.profile, &mut self.skipped)
+    }
+}
+
+/// A step's kind as reports name it.
+pub fn step_kind(step: &Step) -> String {
+    match &step.op {
+        Op::Request(r) => r.kind().to_string(),
+        Op::Tick => "debug.tick".to_string(),
+    }
+}

@@ -1,0 +1,40 @@
+//! What the runner drives: a [`Target`], in the spirit of
+//! proptest-state-machine's system under test. The runner's one step loop
+//! ([`crate::exec`]) sees only this trait, so a server over HTTP
+//! ([`HttpTarget`]) and a machine in this process ([`LocalTarget`]: the
+//! model, or the model with planted bugs) share every line of it.
+//!
+//! What may live behind the trait: transport, the target's debug surface,
+//! and translation of its wire and snapshot into the canonical form.
+//! What may not: comparison, latitude, or any knowledge of what the model
+//! expects. A target reports what it did; the checker judges it.
+
+mod error;
+mod http;
+mod local;
+
+use serde_json::Value;
+
+use gen::Step;
+
+use crate::snapshot::Snap;
+
+pub use error::TargetError;
+pub use http::{envelope_status, is_loopback_url, HttpTarget};
+pub use local::{LocalServer, LocalTarget};
+
+/// A server the runner drives: reset it, send it steps, read its state.
+pub trait Target {
+    /// Where it is (a URL, or `in-process`), for messages and reports.
+    fn describe(&self) -> String;
+    /// Put it in debug mode and wipe it: the start of a case. Refuses a
+    /// target that is not in debug mode, so nothing else is ever wiped.
+    fn start(&mut self) -> Result<(), TargetError>;
+    /// Wipe it again (between shrink candidates).
+    fn reset(&mut self) -> Result<(), TargetError>;
+    /// Send one step at its `now`: the response envelope of a request,
+    /// `None` for a tick (which fires every armed timeout due at `now`).
+    fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError>;
+    /// Its whole state, as `debug.snap` shows it.
+    fn snap(&mut self) -> Result<Snap, TargetError>;
+}
