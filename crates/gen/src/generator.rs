@@ -47,7 +47,7 @@ const KINDS: [(u64, Kind); 21] = [
 /// Percent of steps that are ticks.
 const TICK_PCT: u64 = 11;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     PromiseCreate,
     PromiseGet,
@@ -78,6 +78,7 @@ enum Kind {
 pub struct Generator {
     machine: Machine,
     now: Time,
+    kinds: crate::Kinds,
 }
 
 impl Generator {
@@ -88,6 +89,7 @@ impl Generator {
                 retry_timeout: cfg.retry_timeout,
             }),
             now: cfg.start,
+            kinds: cfg.kinds,
         }
     }
 
@@ -105,7 +107,7 @@ impl Generator {
     /// and return it.
     pub fn next_step(&mut self, rng: &mut TestRng) -> Step {
         self.now = clock::advance(&self.machine, self.now, rng);
-        let op = if rng.chance(TICK_PCT) {
+        let op = if rng.chance(TICK_PCT) || self.kinds.is_empty() {
             Op::Tick
         } else {
             Op::Request(self.request(rng))
@@ -118,7 +120,9 @@ impl Generator {
 
     fn request(&self, rng: &mut TestRng) -> Request {
         let (m, now) = (&self.machine, self.now);
-        match rng.weighted(&weights(m)) {
+        let mut w = weights(m);
+        w.retain(|(_, k)| self.kinds.contains(k.name()));
+        match rng.weighted(&w) {
             Kind::PromiseCreate => promise_ops::create(m, rng, now),
             Kind::PromiseGet => promise_ops::get(m, rng),
             Kind::PromiseSettle => promise_ops::settle(m, rng),
@@ -149,6 +153,36 @@ impl Generator {
 /// halted one (continue) are drawn a fifth as often while there is none, so
 /// most of them land where they can succeed and a few still take the 404 and
 /// 409 branches.
+impl Kind {
+    /// The wire name of the requests of this kind.
+    fn name(self) -> &'static str {
+        use Kind::*;
+        match self {
+            PromiseCreate => "promise.create",
+            PromiseGet => "promise.get",
+            PromiseSettle => "promise.settle",
+            PromiseRegisterCallback => "promise.register_callback",
+            PromiseRegisterListener => "promise.register_listener",
+            PromiseSearch => "promise.search",
+            TaskGet => "task.get",
+            TaskCreate => "task.create",
+            TaskAcquire => "task.acquire",
+            TaskFence => "task.fence",
+            TaskHeartbeat => "task.heartbeat",
+            TaskSuspend => "task.suspend",
+            TaskFulfill => "task.fulfill",
+            TaskRelease => "task.release",
+            TaskHalt => "task.halt",
+            TaskContinue => "task.continue",
+            TaskSearch => "task.search",
+            ScheduleGet => "schedule.get",
+            ScheduleCreate => "schedule.create",
+            ScheduleDelete => "schedule.delete",
+            ScheduleSearch => "schedule.search",
+        }
+    }
+}
+
 fn weights(m: &Machine) -> Vec<(u64, Kind)> {
     let count = |s: TaskState| m.state.tasks().filter(|t| t.state == s).count();
     let (acquired, pending, halted) = (

@@ -75,6 +75,9 @@ pub struct GenConfig {
     pub retry_timeout: u64,
     /// The `now` of the first step (Unix ms).
     pub start: u64,
+    /// The request kinds to generate (a target that does not implement a
+    /// kind at all is still checkable on the rest).
+    pub kinds: Kinds,
 }
 
 impl Default for GenConfig {
@@ -83,7 +86,45 @@ impl Default for GenConfig {
             steps: 50,
             retry_timeout: model::state::DEFAULT_RETRY_TIMEOUT,
             start: 1_700_000_000_000,
+            kinds: Kinds::ALL,
         }
+    }
+}
+
+/// A set of request kinds, by their wire names (`model::api::KINDS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kinds(u32);
+
+impl Kinds {
+    /// Every kind.
+    pub const ALL: Kinds = Kinds((1 << model::api::KINDS.len()) - 1);
+
+    /// The set without `kind`; `None` when `kind` is no request kind.
+    pub fn without(self, kind: &str) -> Option<Kinds> {
+        let i = model::api::KINDS.iter().position(|k| *k == kind)?;
+        Some(Kinds(self.0 & !(1 << i)))
+    }
+
+    /// Whether `kind` is in the set.
+    pub fn contains(self, kind: &str) -> bool {
+        model::api::KINDS
+            .iter()
+            .position(|k| *k == kind)
+            .is_some_and(|i| self.0 & (1 << i) != 0)
+    }
+
+    /// Whether no kind is left.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The kinds left out, in wire order.
+    pub fn omitted(self) -> Vec<&'static str> {
+        model::api::KINDS
+            .iter()
+            .copied()
+            .filter(|k| !self.contains(k))
+            .collect()
     }
 }
 

@@ -65,6 +65,7 @@ fn the_config_is_honoured() {
         steps: 10,
         retry_timeout: 1234,
         start: 5_000,
+        kinds: gen::Kinds::ALL,
     };
     let t = generate(3, &c);
     assert_eq!(t.len(), 10);

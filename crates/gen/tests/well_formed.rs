@@ -159,3 +159,27 @@ fn repair_after_dropping_steps_keeps_versions_current() {
     }
     assert!(repointed > 0, "no version ever needed re-pointing");
 }
+
+#[test]
+fn kinds_left_out_are_never_generated_and_the_rest_unchanged() {
+    let kinds = gen::Kinds::ALL
+        .without("task.halt")
+        .and_then(|k| k.without("promise.search"))
+        .unwrap();
+    assert_eq!(kinds.omitted(), ["promise.search", "task.halt"]);
+    assert!(gen::Kinds::ALL.without("no.such.kind").is_none());
+    let mut halts = 0;
+    for seed in 0..50 {
+        let all = generate(seed, &cfg());
+        halts += all
+            .iter()
+            .filter(|s| matches!(&s.op, Op::Request(Request::TaskHalt(_))))
+            .count();
+        let some = generate(seed, &GenConfig { kinds, ..cfg() });
+        assert!(some.iter().all(|s| match &s.op {
+            Op::Request(r) => kinds.contains(r.kind()),
+            Op::Tick => true,
+        }));
+    }
+    assert!(halts > 0, "the full set does generate task.halt");
+}

@@ -14,23 +14,14 @@ use serde_json::{Map, Value};
 use crate::profile::Profile;
 
 /// The comparable form of a response envelope: `{status, data?}`.
-pub fn normalize_response(env: &Value, profile: &Profile) -> Value {
+pub fn normalize_response(env: &Value) -> Value {
     let status = env.pointer("/head/status").cloned().unwrap_or(Value::Null);
     let mut out = Map::new();
     out.insert("status".into(), status.clone());
     if status.as_u64().is_some_and(|s| s < 400) {
         let mut data = canon(env.get("data").unwrap_or(&Value::Null));
         if let Some(action) = data.get_mut("action") {
-            *action = normalize_response(
-                action,
-                &Profile {
-                    ignore_response_fields: Vec::new(),
-                    ..Profile::default()
-                },
-            );
-        }
-        for path in &profile.ignore_response_fields {
-            remove_path(&mut data, path);
+            *action = normalize_response(action);
         }
         out.insert("data".into(), data);
     }
@@ -54,24 +45,6 @@ pub fn canon(v: &Value) -> Value {
 /// `null`, or an empty `headers` object: both mean "absent" on the wire.
 fn is_blank(key: &str, v: &Value) -> bool {
     v.is_null() || (key == "headers" && v.as_object().is_some_and(Map::is_empty))
-}
-
-fn remove_path(v: &mut Value, path: &str) {
-    let mut parts = path.split('.').peekable();
-    let mut cur = v;
-    while let Some(p) = parts.next() {
-        let Some(obj) = cur.as_object_mut() else {
-            return;
-        };
-        if parts.peek().is_none() {
-            obj.remove(p);
-            return;
-        }
-        match obj.get_mut(p) {
-            Some(next) => cur = next,
-            None => return,
-        }
-    }
 }
 
 /// The dotted paths (array indices dropped) of the leaves where two values
@@ -162,6 +135,20 @@ impl StateDiff {
     }
 }
 
+/// The names of the snapshot components, in comparison order.
+pub const COMPONENT_NAMES: &[&str] = &[
+    "promises",
+    "promiseTimeouts",
+    "callbacks",
+    "listeners",
+    "tasks",
+    "taskTimeouts",
+    "messages",
+    "schedules",
+    "scheduleTimeouts",
+    "resumes",
+];
+
 /// The components every snapshot comparison knows, with their key fields.
 const COMPONENTS: &[(&str, &[&str])] = &[
     ("promises", &["id"]),
@@ -217,7 +204,7 @@ fn entry_ids(component: &str, fields: &[&str], e: &Value) -> Vec<String> {
 
 type Keyed = BTreeMap<String, (Vec<String>, Vec<Value>)>;
 
-fn keyed(component: &str, fields: &[&str], entries: &[Value], ignore: &[&str]) -> Keyed {
+fn keyed(component: &str, fields: &[&str], entries: &[Value]) -> Keyed {
     let mut map: Keyed = BTreeMap::new();
     for e in entries {
         let key = if component == "messages" {
@@ -230,12 +217,7 @@ fn keyed(component: &str, fields: &[&str], entries: &[Value], ignore: &[&str]) -
                 .join("/")
         };
         let ids = entry_ids(component, fields, e);
-        let mut e = canon(e);
-        if let Some(obj) = e.as_object_mut() {
-            for f in ignore {
-                obj.remove(*f);
-            }
-        }
+        let e = canon(e);
         let slot = map.entry(key).or_insert_with(|| (ids, Vec::new()));
         slot.1.push(e);
     }
@@ -267,14 +249,8 @@ pub fn diff_state(
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        let prefix = format!("{component}.");
-        let ignore: Vec<&str> = profile
-            .ignore_state_fields
-            .iter()
-            .filter_map(|f| f.strip_prefix(prefix.as_str()))
-            .collect();
-        let a = keyed(component, fields, ours, &ignore);
-        let b = keyed(component, fields, theirs, &ignore);
+        let a = keyed(component, fields, ours);
+        let b = keyed(component, fields, theirs);
         let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
         for key in keys {
             let (ids, x) = a.get(key).cloned().unwrap_or_default();
@@ -302,37 +278,18 @@ mod tests {
     fn null_absent_and_empty_headers_are_the_same() {
         let a = json!({"head": {"status": 200}, "data": {"promise": {"id": "a", "settledAt": null, "param": {"headers": {}}}}});
         let b = json!({"head": {"status": 200}, "data": {"promise": {"id": "a", "param": {}}}});
-        assert_eq!(
-            normalize_response(&a, &Profile::default()),
-            normalize_response(&b, &Profile::default())
-        );
+        assert_eq!(normalize_response(&a), normalize_response(&b));
     }
 
     #[test]
     fn error_messages_and_fenced_corr_ids_are_not_compared() {
-        let p = Profile::default();
         let e1 = json!({"head": {"status": 409}, "data": "conflict"});
         let e2 = json!({"head": {"status": 409}, "data": "Version mismatch"});
-        assert_eq!(normalize_response(&e1, &p), normalize_response(&e2, &p));
+        assert_eq!(normalize_response(&e1), normalize_response(&e2));
         let f = |corr: &str, msg: &str| json!({"head": {"status": 200}, "data": {"action": {"kind": "promise.settle", "head": {"corrId": corr, "status": 404}, "data": msg}, "preload": []}});
         assert_eq!(
-            normalize_response(&f("x", "not found"), &p),
-            normalize_response(&f("y", "Promise not found"), &p)
-        );
-    }
-
-    #[test]
-    fn a_profile_can_ignore_a_response_field() {
-        let p = Profile {
-            ignore_response_fields: vec!["preload".into()],
-            ..Profile::default()
-        };
-        let a = json!({"head": {"status": 200}, "data": {"task": {}, "preload": [{"id": "x"}]}});
-        let b = json!({"head": {"status": 200}, "data": {"task": {}, "preload": []}});
-        assert_eq!(normalize_response(&a, &p), normalize_response(&b, &p));
-        assert_ne!(
-            normalize_response(&a, &Profile::default()),
-            normalize_response(&b, &Profile::default())
+            normalize_response(&f("x", "not found")),
+            normalize_response(&f("y", "Promise not found"))
         );
     }
 

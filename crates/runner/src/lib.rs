@@ -10,6 +10,7 @@
 //! ([`repro`]), [`shrink`]s it and reports ([`render`], [`report`]).
 #![warn(missing_docs)]
 
+pub mod baseline;
 pub mod check;
 pub mod compare;
 pub mod edit;

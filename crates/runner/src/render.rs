@@ -1,7 +1,9 @@
 //! Human-readable divergence reports: the request, then the response and
 //! each differing state entry as a unified diff (`-` model, `+` target).
 
+use std::borrow::Cow;
 use std::fmt::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 use similar::TextDiff;
@@ -79,4 +81,67 @@ pub fn divergence(line: &Line, d: &Divergence) -> String {
         }
     }
     s
+}
+
+/// Whether printed diffs are coloured; the CLI decides (`--color`,
+/// `NO_COLOR`, a terminal or not), the library never does on its own.
+static COLOR: AtomicBool = AtomicBool::new(false);
+
+/// Colour printed diffs from now on (or stop).
+pub fn set_color(on: bool) {
+    COLOR.store(on, Ordering::Relaxed);
+}
+
+/// A rendered divergence as printed: `-` lines (the model) red, `+` lines
+/// (the target) green, as `pretty_assertions` shows them, when colour is
+/// on; unchanged otherwise (and always in reports and traces).
+pub fn paint(text: &str) -> Cow<'_, str> {
+    if !COLOR.load(Ordering::Relaxed) {
+        return Cow::Borrowed(text);
+    }
+    let red = anstyle::AnsiColor::Red.on_default();
+    let green = anstyle::AnsiColor::Green.on_default();
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        // Diff lines are indented by four spaces; the next character is
+        // the diff's own marker.
+        let body = line.strip_prefix("    ").unwrap_or("");
+        let style = if body.starts_with("---") || body.starts_with("+++") {
+            None
+        } else if body.starts_with('-') {
+            Some(red)
+        } else if body.starts_with('+') {
+            Some(green)
+        } else {
+            None
+        };
+        match style {
+            Some(st) => {
+                let (content, nl) = match line.strip_suffix('\n') {
+                    Some(c) => (c, "\n"),
+                    None => (line, ""),
+                };
+                let _ = write!(out, "{st}{content}{st:#}{nl}");
+            }
+            None => out.push_str(line),
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_marks_model_and_target_lines_only_when_on() {
+        let d = "  response (- model, + target):\n    --- model\n    +++ target\n    -  \"a\": 1\n    +  \"a\": 2\n     same\n";
+        assert_eq!(paint(d), d);
+        set_color(true);
+        let p = paint(d).into_owned();
+        set_color(false);
+        assert!(p.contains("\u{1b}[31m    -  \"a\": 1\u{1b}[0m"), "{p:?}");
+        assert!(p.contains("\u{1b}[32m    +  \"a\": 2\u{1b}[0m"), "{p:?}");
+        assert!(p.contains("    --- model\n"));
+    }
 }

@@ -29,6 +29,28 @@ pub enum CaseStatus {
         /// Ready-to-paste replay command.
         replay: String,
     },
+    /// The target diverged in a way the baseline knows by signature: the
+    /// rest of the case was not checked (a blind spot).
+    Known {
+        /// 1-based step.
+        step: usize,
+        /// The known signature.
+        class: String,
+        /// The saved trace.
+        trace: PathBuf,
+    },
+    /// The target did what the spec says where the baseline expected a
+    /// deviation: the deviation may be fixed; update the baseline.
+    PossiblyFixed {
+        /// 1-based step that should have shown the deviation.
+        step: usize,
+        /// The deviation's name.
+        deviation: String,
+        /// The saved trace.
+        trace: PathBuf,
+        /// Ready-to-paste replay command (with the baseline).
+        replay: String,
+    },
     /// The target failed (unreachable, timeout, garbage, 5xx).
     Fault {
         /// What went wrong.
@@ -72,6 +94,10 @@ pub struct Summary {
     pub target: String,
     /// Profile name.
     pub profile: String,
+    /// Baseline name, when one was applied.
+    pub baseline: Option<String>,
+    /// Request kinds the profile leaves out (never generated).
+    pub omitted_kinds: Vec<String>,
     /// Cases run.
     pub cases: usize,
     /// Steps run.
@@ -94,6 +120,10 @@ pub struct Summary {
     pub divergences: usize,
     /// Cases that hit a target fault.
     pub faults: usize,
+    /// Cases that ended on a divergence the baseline knows by signature.
+    pub known: usize,
+    /// Cases where a baseline deviation did not show (possibly fixed).
+    pub possibly_fixed: usize,
     /// Per case.
     pub case_reports: Vec<CaseReport>,
 }
@@ -129,6 +159,8 @@ impl Summary {
             seed,
             target: target.to_string(),
             profile: profile.to_string(),
+            baseline: None,
+            omitted_kinds: checker.profile.omit_kinds.clone(),
             cases: case_reports.len(),
             steps,
             steps_per_second: if seconds > 0.0 {
@@ -150,6 +182,14 @@ impl Summary {
                 .iter()
                 .filter(|r| matches!(r.status, CaseStatus::Fault { .. }))
                 .count(),
+            known: case_reports
+                .iter()
+                .filter(|r| matches!(r.status, CaseStatus::Known { .. }))
+                .count(),
+            possibly_fixed: case_reports
+                .iter()
+                .filter(|r| matches!(r.status, CaseStatus::PossiblyFixed { .. }))
+                .count(),
             case_reports,
         }
     }
@@ -158,17 +198,20 @@ impl Summary {
     pub fn verdict(&self) -> Verdict {
         if self.faults > 0 {
             Verdict::Fault
-        } else if self.divergences > 0 {
+        } else if self.divergences + self.possibly_fixed > 0 {
             Verdict::Diverged
         } else {
             Verdict::Clean
         }
     }
 
-    /// The replay command of the first divergence, if any.
+    /// The replay command of the first divergence (or possibly fixed
+    /// deviation), if any.
     pub fn first_replay(&self) -> Option<&str> {
         self.case_reports.iter().find_map(|c| match &c.status {
-            CaseStatus::Diverged { replay, .. } => Some(replay.as_str()),
+            CaseStatus::Diverged { replay, .. } | CaseStatus::PossiblyFixed { replay, .. } => {
+                Some(replay.as_str())
+            }
             _ => None,
         })
     }
@@ -213,11 +256,33 @@ impl Summary {
                 self.skipped_components.join(", ")
             );
         }
+        if !self.omitted_kinds.is_empty() {
+            let _ = writeln!(
+                out,
+                "  left out (the profile says the target does not implement them): {}",
+                self.omitted_kinds.join(", ")
+            );
+        }
+        if let Some(b) = &self.baseline {
+            let _ = writeln!(
+                out,
+                "  baseline {b}: {} cases ended on a divergence known by signature (not checked past it), {} deviations possibly fixed",
+                self.known, self.possibly_fixed
+            );
+        }
         let _ = writeln!(
             out,
             "  divergences: {}, target faults: {}",
             self.divergences, self.faults
         );
+        let _ = match (self.verdict(), self.first_replay()) {
+            (Verdict::Clean, _) => writeln!(out, "green: no divergence"),
+            (Verdict::Fault, _) => writeln!(out, "red: the target failed (see TARGET FAULT above)"),
+            (Verdict::Diverged, Some(r)) => {
+                writeln!(out, "red: reproduce the first divergence with: {r}")
+            }
+            (Verdict::Diverged, None) => writeln!(out, "red: see the divergences above"),
+        };
     }
 }
 
@@ -256,6 +321,29 @@ pub fn write_junit(path: &Path, s: &Summary) -> std::io::Result<()> {
                     "step {step}: {class}\n{diff}\ntrace: {}\nreplay: {replay}",
                     trace.display()
                 ));
+                st
+            }
+            CaseStatus::Known { step, class, trace } => {
+                let mut st = TestCaseStatus::skipped();
+                st.set_message(format!("known divergence at step {step}: {class}"))
+                    .set_description(format!(
+                        "not checked past step {step}; trace: {}",
+                        trace.display()
+                    ));
+                st
+            }
+            CaseStatus::PossiblyFixed {
+                step,
+                deviation,
+                trace,
+                replay,
+            } => {
+                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                st.set_message(format!("baseline deviation {deviation} possibly fixed"))
+                    .set_description(format!(
+                        "at step {step} the target did what the spec says; update the baseline\ntrace: {}\nreplay: {replay}",
+                        trace.display()
+                    ));
                 st
             }
             CaseStatus::Fault { message, trace } => {

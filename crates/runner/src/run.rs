@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use deviate::Deviation;
 
+use crate::baseline::Baseline;
 use crate::check::Checker;
 use crate::exec::{execute, ExecOptions, Execution, Expect};
 use crate::profile::Profile;
@@ -35,6 +36,8 @@ pub struct RunConfig {
     pub profile: Profile,
     /// The baseline's deviations, applied to the model.
     pub deviations: Vec<&'static Deviation>,
+    /// The baseline itself (its known signatures), when one is applied.
+    pub baseline: Option<Baseline>,
     /// Stop at the first failing case.
     pub fail_fast: bool,
     /// Where failing traces go.
@@ -124,6 +127,7 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
             &gen::GenConfig {
                 steps: cfg.steps,
                 retry_timeout: cfg.profile.retry_timeout,
+                kinds: cfg.profile.kinds(),
                 ..Default::default()
             },
         );
@@ -150,7 +154,8 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
                 });
                 true
             }
-            CaseStatus::Diverged { .. } => cfg.fail_fast,
+            CaseStatus::Diverged { .. } | CaseStatus::PossiblyFixed { .. } => cfg.fail_fast,
+            CaseStatus::Known { .. } => false,
         };
         reports.push(CaseReport {
             name: None,
@@ -166,14 +171,16 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
         }
     }
     bar.finish_and_clear();
-    Summary::new(
+    let mut s = Summary::new(
         cfg.seed,
         &cfg.target,
         &cfg.profile.name,
         reports,
         started.elapsed(),
         &checker,
-    )
+    );
+    s.baseline = cfg.baseline.as_ref().map(|b| b.name.clone());
+    s
 }
 
 fn progress_bar(cfg: &RunConfig, len: u64) -> indicatif::ProgressBar {
@@ -230,6 +237,45 @@ fn finish_case(
     let Some((at, d)) = ex.divergence.clone() else {
         return CaseStatus::Pass;
     };
+    let class = d.class.to_string();
+    if cfg.baseline.as_ref().is_some_and(|b| b.knows(&class)) {
+        let saved = repro::save(&path, &header, &ex.lines);
+        let _ = writeln!(
+            out,
+            "known divergence in case {case} at step {}: {class} (baseline {}); not checked past it",
+            at + 1,
+            cfg.baseline.as_ref().map_or("", |b| b.name.as_str())
+        );
+        if let Err(w) = saved {
+            let _ = writeln!(out, "  {w}");
+        }
+        return CaseStatus::Known {
+            step: at + 1,
+            class,
+            trace: path,
+        };
+    }
+    if let Some(fixed) = possibly_fixed(cfg, &ex, at, target) {
+        let saved = repro::save(&path, &header, &ex.lines);
+        let replay = cfg.reach.replay_command(&path);
+        let _ = writeln!(
+            out,
+            "POSSIBLY FIXED in case {case} at step {}: the target did what the spec says where baseline deviation `{}` departs; update the baseline",
+            at + 1,
+            fixed.name
+        );
+        if let Err(w) = saved {
+            let _ = writeln!(out, "  {w}");
+        }
+        let _ = writeln!(out, "  trace:    {}", path.display());
+        let _ = writeln!(out, "  replay:   {replay}");
+        return CaseStatus::PossiblyFixed {
+            step: at + 1,
+            deviation: fixed.name.to_string(),
+            trace: path,
+            replay,
+        };
+    }
     let diff = crate::render::divergence(&ex.lines[at], &d);
     let _ = writeln!(
         out,
@@ -239,7 +285,7 @@ fn finish_case(
         cfg.steps,
         d.class
     );
-    let _ = write!(out, "{diff}");
+    let _ = write!(out, "{}", crate::render::paint(&diff));
     if let Err(w) = repro::save(&path, &header, &ex.lines) {
         let _ = writeln!(out, "  {w}");
     }
@@ -265,7 +311,8 @@ fn finish_case(
                     r.elapsed.as_secs_f64()
                 );
                 if let Some((i, sd)) = &r.best.divergence {
-                    let _ = write!(out, "{}", crate::render::divergence(&r.best.lines[*i], sd));
+                    let shown = crate::render::divergence(&r.best.lines[*i], sd);
+                    let _ = write!(out, "{}", crate::render::paint(&shown));
                 }
                 shrunk_steps = Some(r.best.lines.len());
                 replay_path = spath.clone();
@@ -288,4 +335,29 @@ fn finish_case(
         shrunk_steps,
         replay,
     }
+}
+
+/// The baseline deviation the target no longer shows, if that explains a
+/// divergence at step `at`: the same steps, run again with one deviation
+/// left out of the model, get past `at`. The target is reset and replayed
+/// once per deviation, only for a divergence nothing else explains.
+fn possibly_fixed(
+    cfg: &RunConfig,
+    ex: &Execution,
+    at: usize,
+    target: &mut dyn Target,
+) -> Option<&'static Deviation> {
+    let steps = ex.steps();
+    cfg.deviations.iter().copied().find(|d| {
+        let rest: Vec<_> = cfg.deviations.iter().copied().filter(|x| x != d).collect();
+        let mut checker = Checker::with_deviations(cfg.profile.clone(), rest);
+        let again = execute(
+            target,
+            &mut checker,
+            &steps,
+            Expect::Model,
+            cfg.exec_options(),
+        );
+        again.fault.is_none() && again.divergence.as_ref().is_none_or(|(i, _)| *i > at)
+    })
 }

@@ -127,7 +127,7 @@ pub fn check_all(
                     i + 2,
                     d.class
                 );
-                let _ = write!(out, "{diff}");
+                let _ = write!(out, "{}", crate::render::paint(&diff));
                 let replay = cfg.reach.check_command(f);
                 let _ = writeln!(out, "  replay:   {replay}");
                 CaseStatus::Diverged {

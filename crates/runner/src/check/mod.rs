@@ -175,10 +175,7 @@ impl Checker {
         self.fire_all(after, step.now);
         let response = match (&expect, res) {
             (Some(e), Some(r)) => {
-                let (m, t) = (
-                    normalize_response(e, &self.profile),
-                    normalize_response(r, &self.profile),
-                );
+                let (m, t) = (normalize_response(e), normalize_response(r));
                 (m != t).then_some((m, t))
             }
             _ => None,
@@ -205,11 +202,9 @@ impl Checker {
     fn state_diff(&mut self, snap: Option<&Snap>) -> Vec<StateDiff> {
         let Some(snap) = snap else { return Vec::new() };
         let view = StateView::of(&self.model.state);
-        if self.profile.ignore_state_fields.is_empty() {
-            if let Agreement::Same { missing } = snap.agrees(&view, &self.profile.skip_components) {
-                self.skipped.extend(missing.into_iter().map(str::to_string));
-                return Vec::new();
-            }
+        if let Agreement::Same { missing } = snap.agrees(&view, &self.profile.skip_components) {
+            self.skipped.extend(missing.into_iter().map(str::to_string));
+            return Vec::new();
         }
         let view = serde_json::to_value(view).expect("view serialises");
         diff_state(&view, &snap.normalized(), &self.profile, &mut self.skipped)

@@ -11,9 +11,24 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Parser, Debug)]
 #[command(name = "conform", version, about)]
 pub struct Cli {
+    /// Colour diffs: `auto` (on a terminal, unless NO_COLOR is set),
+    /// `always` or `never`.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// When to colour output.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set (as cargo does).
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// Subcommands.
@@ -38,14 +53,25 @@ pub enum Command {
 /// Target selection shared by the commands that talk to a server.
 #[derive(Args, Debug, Clone)]
 pub struct TargetArgs {
-    /// Base URL of the target (loopback only). Without it, an embedded
-    /// reference server (`conform serve`) is started on an ephemeral port.
+    /// Base URL of the target (loopback only, unless
+    /// `--allow-remote-target`). Without it, an embedded reference server
+    /// (`conform serve`) is started on an ephemeral port.
     #[arg(long)]
     pub target: Option<String>,
-    /// A target profile (JSON): retry timeout, fields and components the
-    /// spec leaves open for this target.
+    /// Allow a target that is not on a loopback address (a CI service
+    /// container, say). The harness WIPES the target with `debug.reset`
+    /// before every case: never point it at a server holding data.
     #[arg(long)]
-    pub profile: Option<PathBuf>,
+    pub allow_remote_target: bool,
+    /// A target profile: a built-in name (`spec`, `resonate`, `ts-eager`,
+    /// `ts-none`) or a JSON file: what the spec leaves open for the target.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// A baseline of known deviations: a built-in name (`ts-eager`,
+    /// `ts-none`, `resonate`) or a JSON file. The model applies them, so a
+    /// run goes on past what is known.
+    #[arg(long)]
+    pub baseline: Option<String>,
     /// The target's retry timeout in ms (overrides the profile).
     #[arg(long)]
     pub retry_timeout: Option<u64>,

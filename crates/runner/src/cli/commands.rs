@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use deviate::Deviation;
+use runner::baseline::Baseline;
 use runner::check::Checker;
 use runner::profile::Profile;
 use runner::replay::{self, ShrunkFile};
@@ -29,6 +30,14 @@ macro_rules! say {
 
 /// Run the parsed command.
 pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
+    runner::render::set_color(match cli.color {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        // As cargo: a terminal, and neither NO_COLOR nor CLICOLOR=0.
+        ColorWhen::Auto => {
+            anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
+        }
+    });
     match cli.command {
         Command::Serve(a) => serve_cmd(a),
         Command::Run(a) => run_cmd(a),
@@ -44,6 +53,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
 /// baseline's deviations, how to reach the target again, and the
 /// connection (with the embedded server behind it, if any, kept alive).
 struct Setup {
+    baseline: Option<Baseline>,
     profile: Profile,
     deviations: Vec<&'static Deviation>,
     reach: Reach,
@@ -63,8 +73,15 @@ impl Setup {
 /// embedded reference server when none is given, and connect.
 fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failure> {
     let mut profile = match &t.profile {
-        Some(path) => Profile::load(path).map_err(bad)?,
+        Some(p) => Profile::load(p).map_err(bad)?,
         None => Profile::default(),
+    };
+    let (baseline_name, deviations) = match &t.baseline {
+        Some(b) => {
+            let (b, devs) = Baseline::load(b).map_err(bad)?;
+            (Some(b), devs)
+        }
+        None => (None, Vec::new()),
     };
     // The flag wins, then what the trace was run with, then the profile.
     if let Some(r) = t.retry_timeout.or(header.map(|h| h.retry_timeout())) {
@@ -87,19 +104,27 @@ fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failur
             (h.url(), Some(h))
         }
     };
-    let target = HttpTarget::new(&url, Duration::from_millis(t.timeout_ms)).map_err(fault)?;
+    let timeout = Duration::from_millis(t.timeout_ms);
+    let target = if t.allow_remote_target {
+        HttpTarget::any_host(&url, timeout)
+    } else {
+        HttpTarget::new(&url, timeout)
+    }
+    .map_err(fault)?
+    .with_dialect(profile.dialect);
     let reach = Reach {
         target: t.target.clone(),
-        profile: t.profile.as_ref().map(|p| p.display().to_string()),
-        baseline: None,
+        profile: t.profile.clone(),
+        baseline: t.baseline.clone(),
         retry_timeout: profile.retry_timeout,
         timeout_ms: t.timeout_ms,
         check_state,
-        allow_remote: false,
+        allow_remote: t.allow_remote_target,
     };
     Ok(Setup {
+        baseline: baseline_name,
         profile,
-        deviations: Vec::new(),
+        deviations,
         reach,
         url,
         target,
@@ -107,19 +132,30 @@ fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failur
     })
 }
 
-/// `--target` must be an http(s) URL on a loopback address: anything
-/// else is bad usage (exit 2), never a request.
+/// `--target` must be an http(s) URL on a loopback address, unless
+/// `--allow-remote-target` names the risk: anything else is bad usage
+/// (exit 2), never a request.
 fn check_target_flag(t: &TargetArgs) -> Result<(), Failure> {
     let Some(url) = &t.target else { return Ok(()) };
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
+    let parsed = url::Url::parse(url).ok().filter(|u| u.host().is_some());
+    if !matches!(
+        parsed.as_ref().map(url::Url::scheme),
+        Some("http" | "https")
+    ) {
         return Err(bad(format!(
             "--target {url}: expected an http:// URL such as http://127.0.0.1:8001"
         )));
     }
     if !runner::target::is_loopback_url(url) {
-        return Err(bad(format!(
-            "--target {url}: only loopback addresses (127.0.0.0/8, ::1, localhost) are targets"
-        )));
+        if !t.allow_remote_target {
+            return Err(bad(format!(
+                "--target {url}: only loopback addresses (127.0.0.0/8, ::1, localhost) are targets; \
+                 pass --allow-remote-target to check a server elsewhere (it will be wiped with debug.reset)"
+            )));
+        }
+        eprintln!(
+            "warning: --allow-remote-target: {url} is not a loopback address; it is wiped with debug.reset before every case"
+        );
     }
     Ok(())
 }
@@ -198,6 +234,7 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
         steps: a.steps,
         profile: s.profile.clone(),
         deviations: s.deviations.clone(),
+        baseline: s.baseline.clone(),
         fail_fast: a.fail_fast,
         out_dir: a.out_dir,
         shrink: !a.no_shrink,
@@ -222,10 +259,10 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
         cfg.out_dir.display(),
     );
     let summary = run::run_on(&cfg, &mut s.target, &mut out);
-    summary.print(&mut out);
     if summary.verdict() != Verdict::Clean {
         say!("reproduce the run: {}", cfg.rerun_command(None));
     }
+    summary.print(&mut out);
     write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
     Ok(summary.verdict())
 }
@@ -267,7 +304,7 @@ fn replay_cmd(a: ReplayArgs) -> Result<Verdict, Failure> {
             let _ = write!(
                 std::io::stdout(),
                 "{}",
-                runner::render::divergence(&ex.lines[i], &d)
+                runner::render::paint(&runner::render::divergence(&ex.lines[i], &d))
             );
             Ok(Verdict::Diverged)
         }
@@ -335,7 +372,8 @@ fn shrink_cmd(a: ShrinkArgs) -> Result<Verdict, Failure> {
                 path.display()
             );
             if let Some((i, d)) = &r.best.divergence {
-                let _ = write!(out, "{}", runner::render::divergence(&r.best.lines[*i], d));
+                let shown = runner::render::divergence(&r.best.lines[*i], d);
+                let _ = write!(out, "{}", runner::render::paint(&shown));
             }
             say!("replay: {}", s.reach.replay_command(&path));
             Ok(Verdict::Diverged)

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use gen::{Op, Step};
 use model::wire::PROTOCOL_VERSION;
 
-use super::{Target, TargetError};
+use super::{Dialect, Target, TargetError};
 use crate::snapshot::Snap;
 
 /// A target server reached over HTTP.
@@ -18,6 +18,7 @@ pub struct HttpTarget {
     url: String,
     client: reqwest::blocking::Client,
     corr: u64,
+    dialect: Dialect,
 }
 
 /// Whether a URL's host is a loopback address (127.0.0.0/8, ::1, localhost).
@@ -34,11 +35,17 @@ pub fn is_loopback_url(url: &str) -> bool {
 }
 
 impl HttpTarget {
-    /// A client for `url` with a per-request timeout.
+    /// A client for `url` (a loopback address) with a per-request timeout.
     pub fn new(url: &str, timeout: Duration) -> Result<HttpTarget, TargetError> {
         if !is_loopback_url(url) {
             return Err(TargetError::NotLoopback(url.to_string()));
         }
+        HttpTarget::any_host(url, timeout)
+    }
+
+    /// A client for `url` on any host: only for a user who said so
+    /// (`--allow-remote-target`), since every case wipes the target.
+    pub fn any_host(url: &str, timeout: Duration) -> Result<HttpTarget, TargetError> {
         let client = reqwest::blocking::Client::builder()
             .timeout(timeout)
             .pool_max_idle_per_host(1)
@@ -49,7 +56,14 @@ impl HttpTarget {
             url: url.trim_end_matches('/').to_string(),
             client,
             corr: 0,
+            dialect: Dialect::Resonate,
         })
+    }
+
+    /// The same target read through `dialect`.
+    pub fn with_dialect(mut self, dialect: Dialect) -> HttpTarget {
+        self.dialect = dialect;
+        self
     }
 
     /// POST one envelope of `kind` with `data`, stamped with `debug_time`;
@@ -158,9 +172,12 @@ impl Target for HttpTarget {
     /// `debug.tick {time}` stamped with the same time.
     fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError> {
         match &step.op {
-            Op::Request(r) => self
-                .call(r.kind(), model::wire::encode_request(r), Some(step.now))
-                .map(Some),
+            Op::Request(r) => {
+                let mut env =
+                    self.call(r.kind(), model::wire::encode_request(r), Some(step.now))?;
+                self.dialect.response(r.kind(), &mut env);
+                Ok(Some(env))
+            }
             Op::Tick => {
                 let env = self.call("debug.tick", json!({"time": step.now}), Some(step.now))?;
                 match envelope_status(&env) {
@@ -180,14 +197,18 @@ impl Target for HttpTarget {
         let head = json!({"corrId": format!("conform-{}", self.corr), "version": PROTOCOL_VERSION});
         let body = json!({"kind": "debug.snap", "head": head, "data": {}});
         let (http, bytes) = self.post_raw("debug.snap", &body)?;
-        if http == 200 {
+        if http == 200 && self.dialect.is_canonical() {
             if let Ok(snap) = Snap::from_envelope(&bytes) {
                 return Ok(snap);
             }
         }
         let env = Self::envelope("debug.snap", http, &bytes)?;
         match (envelope_status(&env), env.get("data")) {
-            (Some(200), Some(data)) if data.is_object() => Ok(Snap::from_json(data.clone())),
+            (Some(200), Some(data)) if data.is_object() => {
+                let mut data = data.clone();
+                self.dialect.snapshot(&mut data);
+                Ok(Snap::from_json(data))
+            }
             (s, _) => Err(TargetError::BadEnvelope(format!(
                 "debug.snap answered {s:?}: {}",
                 truncate(&env)

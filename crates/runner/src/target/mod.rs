@@ -9,6 +9,7 @@
 //! What may not: comparison, latitude, or any knowledge of what the model
 //! expects. A target reports what it did; the checker judges it.
 
+mod dialect;
 mod error;
 mod http;
 mod local;
@@ -19,6 +20,7 @@ use gen::Step;
 
 use crate::snapshot::Snap;
 
+pub use dialect::Dialect;
 pub use error::TargetError;
 pub use http::{envelope_status, is_loopback_url, HttpTarget};
 pub use local::{LocalServer, LocalTarget};

@@ -32,6 +32,7 @@ pub fn config(url: &str, dir: &Path, cases: u64, steps: usize) -> RunConfig {
         steps,
         profile: Profile::default(),
         deviations: Vec::new(),
+        baseline: None,
         fail_fast: true,
         out_dir: dir.to_path_buf(),
         shrink: false,
