@@ -67,3 +67,108 @@ fn names_are_unique_kebab_case_and_spec_lines_point_into_the_spec() {
         assert!(!d.summary.is_empty());
     }
 }
+
+/// How a witness trace plays out: `None` if it is not a witness (not well
+/// formed, differs early, or not at all), else whether the last step's
+/// response differs (`true`) or only the state (`false`).
+fn shows(d: &'static deviate::Deviation, steps: &[gen::Step]) -> Option<bool> {
+    let mut spec = Machine::new(ServerConfig::default());
+    let mut dev = Deviant::new(ServerConfig::default(), vec![d]);
+    let mut last = 0;
+    for (i, s) in steps.iter().enumerate() {
+        if s.now < last || gen::well_formed(s, &spec).is_err() {
+            return None;
+        }
+        last = s.now;
+        let a = gen::apply(&mut spec, s).map(|r| {
+            let gen::Op::Request(q) = &s.op else {
+                unreachable!()
+            };
+            model::wire::encode_response(q.kind(), &r, "w")
+        });
+        let b = dev.step(s).map(|r| {
+            let gen::Op::Request(q) = &s.op else {
+                unreachable!()
+            };
+            dev.encode(q, &r, "w")
+        });
+        let same_response = a == b;
+        let same = same_response && StateView::of(&spec.state) == StateView::of(&dev.state);
+        if i + 1 < steps.len() {
+            if !same {
+                return None;
+            }
+        } else {
+            return (!same).then_some(!same_response);
+        }
+    }
+    None
+}
+
+#[test]
+fn witnesses_are_minimal_among_their_subsequences() {
+    for d in all() {
+        let steps = (d.witness)();
+        let n = steps.len();
+        assert!(n <= 12, "{}: witness too long to check", d.name);
+        for mask in 1u32..(1 << n) - 1 {
+            let sub: Vec<_> = (0..n)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| steps[i].clone())
+                .collect();
+            assert!(
+                shows(d, &sub).is_none(),
+                "{}: a witness of {} steps exists (mask {mask:b})",
+                d.name,
+                sub.len()
+            );
+        }
+    }
+}
+
+/// `cargo test -p resonate-deviate -- --nocapture catalogue_table` prints
+/// the catalogue: each witness's length, where it shows (the last step's
+/// response, or only the state), and whether it needs its exact instant
+/// (moving the last step 1 ms later hides it).
+#[test]
+fn catalogue_table() {
+    use deviate::families::*;
+    let families = [
+        ("promise", promise::ALL),
+        ("task_claim", task_claim::ALL),
+        ("task_lease", task_lease::ALL),
+        ("task_suspend", task_suspend::ALL),
+        ("task_halt", task_halt::ALL),
+        ("timeouts", timeouts::ALL),
+        ("schedule", schedule::ALL),
+    ];
+    assert_eq!(
+        families.iter().map(|(_, f)| f.len()).sum::<usize>(),
+        all().count()
+    );
+    println!("| name | family | spec | witness | shows in | exact instant |");
+    println!("|---|---|---|---|---|---|");
+    for (family, ds) in families {
+        for d in ds {
+            let steps = (d.witness)();
+            let shows_in = match shows(d, &steps) {
+                Some(true) => "response",
+                Some(false) => "state",
+                None => panic!("{}: not a witness", d.name),
+            };
+            let mut later = steps.clone();
+            later.last_mut().expect("non-empty").now += 1;
+            let exact = shows(d, &later).is_none();
+            println!(
+                "| {} | {} | {} | {} | {} | {} |",
+                d.name,
+                family,
+                d.spec.trim_start_matches("spec/"),
+                steps.len(),
+                shows_in,
+                if exact { "yes" } else { "" }
+            );
+        }
+    }
+    println!("{} deviations", all().count());
+}

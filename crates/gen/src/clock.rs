@@ -1,8 +1,8 @@
 //! How `now` advances between steps.
 //!
 //! Mostly by small steps (0–200 ms), so requests race each other inside one
-//! lease; sometimes to just before the nearest deadline (the off-by-one
-//! boundary); sometimes straight past the nearest armed deadline (a promise
+//! lease; sometimes exactly onto the nearest deadline or one millisecond
+//! before it (the off-by-one boundary); sometimes straight past the nearest armed deadline (a promise
 //! timeout, a retry, a lease, a schedule fire) so that the next tick fires
 //! it; sometimes past a pending promise's `timeoutAt` so that reads, guards
 //! and heartbeats see an expired promise no tick has settled yet. Jumps are
@@ -51,16 +51,24 @@ pub(crate) fn advance(m: &Machine, now: Time, rng: &mut TestRng) -> Time {
     let ahead = horizon(m, now);
     let small = now + rng.below(201);
     match rng.below(100) {
-        0..=71 => small,
-        // On or just past the nearest deadline: the next tick fires exactly it.
-        72..=79 => ahead.first().map_or(small, |&t| t + rng.below(50)),
-        // Just before the nearest deadline: the boundary where `<` and `≤`
-        // part ways, and where a server that fires early shows it.
-        80..=85 => ahead
+        0..=69 => small,
+        // Exactly on the nearest deadline: where `<` and `≤` part ways (a
+        // read, a settle, an acquire at `now = timeoutAt`).
+        70..=74 => ahead.first().map_or(small, |&t| t),
+        // Just past the nearest deadline: the next tick fires exactly it.
+        75..=79 => ahead.first().map_or(small, |&t| t + 1 + rng.below(50)),
+        // Just before the nearest deadline: the other side of the boundary,
+        // and where a server that fires early shows it.
+        80..=82 => ahead.first().map_or(small, |&t| t - 1),
+        83..=85 => ahead
             .first()
             .map_or(small, |&t| t.saturating_sub(1 + rng.below(20)).max(now)),
         // Past a random deadline, firing (or projecting) several at once.
         86..=94 => rng.pick(&ahead).map_or(small, |&t| t + rng.below(1_000)),
+        // Onto the next whole minute: where a cron occurrence falls, so a
+        // schedule created exactly on one shows whether its first run is
+        // strictly after now.
+        95 => (now / 60_000 + 1) * 60_000,
         // Seconds to a minute: crons and short leases come due.
         _ => now + rng.range(1_000, 60_000),
     }

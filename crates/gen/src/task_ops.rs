@@ -149,8 +149,15 @@ pub(crate) fn suspend(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
         Some(missing())
     };
     if let Some(x) = odd {
+        let settled = m.state.get_promise(&x).is_some();
         let at = rng.below(awaited.len() as u64 + 1) as usize;
         awaited.insert(at, x);
+        // Sometimes a settled one and a missing one together: which of
+        // 300 and 422 a handler checks first shows only then.
+        if settled && rng.chance(25) {
+            let at = rng.below(awaited.len() as u64 + 1) as usize;
+            awaited.insert(at, missing());
+        }
     }
     Request::TaskSuspend(TaskSuspendReq {
         actions: awaited

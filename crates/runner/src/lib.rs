@@ -18,6 +18,7 @@ pub mod exec;
 pub mod export;
 pub mod golden;
 pub mod latitude;
+pub mod mutants;
 pub mod profile;
 pub mod render;
 pub mod replay;

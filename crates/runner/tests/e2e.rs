@@ -67,7 +67,7 @@ fn a_server_that_times_out_a_promise_early_is_caught_replayed_and_shrunk() {
     // The seed is fixed: generation is deterministic, so this case list is too.
     let cfg = runner::run::RunConfig {
         seed: 1,
-        ..common::config(&s.url(), dir.path(), 100, 60)
+        ..common::config(&s.url(), dir.path(), 200, 60)
     };
     let summary = run(&cfg, &mut out);
     let log = String::from_utf8_lossy(&out);

@@ -1,5 +1,8 @@
 //! One file per family of deviations (a handler area of the spec). Each
-//! exports `ALL`, its entries in the order of the Lean files they touch.
+//! exports `ALL`, its entries grouped by handler in the Lean's line order,
+//! and opens with a table of them. `witness` holds the
+//! constructors the witness traces are written with, `effects` the small
+//! reads and patches the hooks share.
 
 pub mod promise;
 pub mod schedule;
@@ -9,4 +12,5 @@ pub mod task_lease;
 pub mod task_suspend;
 pub mod timeouts;
 
+pub(crate) mod effects;
 pub(crate) mod witness;

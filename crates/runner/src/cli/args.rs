@@ -48,6 +48,39 @@ pub enum Command {
     Check(CheckArgs),
     /// Convert a trace to another format.
     Export(ExportArgs),
+    /// Hunt every planted bug of the catalogue and tabulate the kills.
+    Mutants(MutantsArgs),
+}
+
+/// `conform mutants`.
+#[derive(Args, Debug)]
+pub struct MutantsArgs {
+    /// Only these bugs (repeat); default: the whole catalogue.
+    #[arg(long)]
+    pub mutant: Vec<String>,
+    /// Give up on a bug after this many steps in all.
+    #[arg(long, default_value_t = 20_000)]
+    pub budget_steps: usize,
+    /// Run seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Steps per case.
+    #[arg(long, default_value_t = 60, value_parser = at_least_one)]
+    pub steps: usize,
+    /// Time budget of each shrink, in seconds.
+    #[arg(long, default_value_t = 10)]
+    pub shrink_time: u64,
+    /// Also give the target a real server's known deviations, and the
+    /// model its baseline (`ts-eager`, `ts-none`, `resonate`, or a file).
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// Serve each bug over HTTP (`conform serve --mutant`) instead of in
+    /// this process.
+    #[arg(long)]
+    pub http: bool,
+    /// Write the results as JSON here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
 }
 
 /// Target selection shared by the commands that talk to a server.

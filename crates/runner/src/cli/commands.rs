@@ -16,7 +16,7 @@ use runner::run::{self, RunConfig};
 use runner::serve::{self, ServeOptions, ServerHandle};
 use runner::shrink::ShrinkOptions;
 use runner::target::HttpTarget;
-use runner::{export, golden, trace, verify};
+use runner::{export, golden, mutants, trace, verify};
 
 use super::args::*;
 use super::error::{bad, fault, Failure};
@@ -46,6 +46,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
         Command::Golden(a) => golden_cmd(a),
         Command::Check(a) => check_cmd(a),
         Command::Export(a) => export_cmd(a),
+        Command::Mutants(a) => mutants_cmd(a),
     }
 }
 
@@ -87,7 +88,7 @@ fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failur
     if let Some(r) = t.retry_timeout.or(header.map(|h| h.retry_timeout())) {
         profile.retry_timeout = r;
     }
-    let check_state = !t.no_state && header.map_or(true, |h| h.check_state());
+    let check_state = !t.no_state && header.is_none_or(|h| h.check_state());
     check_target_flag(t)?;
     let (url, server) = match &t.target {
         Some(url) => (url.clone(), None),
@@ -471,4 +472,95 @@ fn export_cmd(a: ExportArgs) -> Result<Verdict, Failure> {
         eprintln!("wrote {n} lines to {}", p.display());
     }
     Ok(Verdict::Clean)
+}
+
+fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
+    let bugs: Vec<&'static Deviation> = if a.mutant.is_empty() {
+        deviate::all().collect()
+    } else {
+        deviate::catalogue::resolve(&a.mutant).map_err(bad)?
+    };
+    let baseline = match &a.baseline {
+        Some(b) => Baseline::load(b).map_err(bad)?.1,
+        None => Vec::new(),
+    };
+    let cfg = mutants::HuntConfig {
+        seed: a.seed,
+        steps: a.steps,
+        budget_steps: a.budget_steps,
+        shrink_time: Duration::from_secs(a.shrink_time),
+        baseline: baseline.clone(),
+    };
+    say!(
+        "conform {} mutants: {} bugs, seed {} steps {} budget {} steps, shrink {}s, {}{}",
+        env!("CARGO_PKG_VERSION"),
+        bugs.len(),
+        a.seed,
+        a.steps,
+        a.budget_steps,
+        a.shrink_time,
+        if a.http { "over HTTP" } else { "in process" },
+        a.baseline
+            .as_ref()
+            .map(|b| format!(", with baseline {b}"))
+            .unwrap_or_default()
+    );
+    let mut rows = Vec::new();
+    for bug in bugs {
+        let row = if a.http {
+            let mut names = vec![bug.name.to_string()];
+            names.extend(
+                baseline
+                    .iter()
+                    .filter(|d| **d != bug)
+                    .map(|d| d.name.to_string()),
+            );
+            let server = serve::spawn(ServeOptions {
+                mutants: names,
+                ..ServeOptions::default()
+            })
+            .map_err(|e| fault(format!("cannot serve {}: {e}", bug.name)))?;
+            let mut t = HttpTarget::new(&server.url(), Duration::from_secs(5)).map_err(fault)?;
+            mutants::hunt_on(bug, &mut t, &cfg)
+        } else {
+            mutants::hunt(bug, &cfg)
+        };
+        say!(
+            "  {:<34} {}",
+            row.name,
+            row.kill
+                .as_ref()
+                .map_or("SURVIVED".to_string(), |k| format!(
+                    "killed at step {} ({:.3}s), shrunk to {} (minimal {})",
+                    k.steps, k.seconds, k.shrunk, row.minimal
+                ))
+        );
+        rows.push(row);
+    }
+    let _ = write!(std::io::stdout(), "{}", mutants::table(&rows));
+    if let Some(p) = &a.report {
+        let json: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "bug": r.name, "spec": r.spec, "minimal": r.minimal,
+                    "killed": r.kill.is_some(), "steps": r.kill.as_ref().map_or(r.steps, |k| k.steps),
+                    "seconds": r.kill.as_ref().map(|k| k.seconds),
+                    "class": r.kill.as_ref().map(|k| k.class.clone()),
+                    "shrunk": r.kill.as_ref().map(|k| k.shrunk),
+                    "shrinkSeconds": r.kill.as_ref().map(|k| k.shrink_seconds),
+                })
+            })
+            .collect();
+        std::fs::write(
+            p,
+            serde_json::to_string_pretty(&json).unwrap_or_default() + "\n",
+        )
+        .map_err(|e| bad(format!("cannot write {}: {e}", p.display())))?;
+    }
+    Ok(if rows.iter().all(|r| r.kill.is_some()) {
+        Verdict::Clean
+    } else {
+        Verdict::Diverged
+    })
 }

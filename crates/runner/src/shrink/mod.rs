@@ -2,10 +2,11 @@
 //!
 //! Every candidate is checked for real: the target is reset and the
 //! candidate replayed with its own `now` values; it is kept only if it
-//! still diverges **in the same class** (same step kind, same kind of
-//! difference), so shrinking stays on the same kind of departure, and only
-//! if it is smaller (fewer steps, then a shorter time span, then fewer
-//! bytes).
+//! still diverges **on the same departure** (the same step kind, and a
+//! non-empty subset of the differences of the best so far, nothing new),
+//! so shrinking stays on the same kind of departure, and only if it is
+//! smaller (fewer steps, then a shorter time span, then deadlines nearer
+//! their steps, then fewer bytes).
 //!
 //! Before it is run, a candidate is made well-formed again against its own
 //! history ([`repair`]): versions that were current in the original are
@@ -64,21 +65,35 @@ pub struct ShrinkResult {
     pub timed_out: bool,
 }
 
-/// The size order: fewer steps, then a shorter time span, then fewer bytes
-/// of encoded requests.
-pub fn size(steps: &[Step]) -> (usize, u64, usize) {
-    let bytes = steps
-        .iter()
-        .map(|s| match &s.op {
-            gen::Op::Request(r) => model::wire::encode_request(r).to_string().len(),
-            gen::Op::Tick => 0,
-        })
-        .sum();
+/// The size order: fewer steps, then a shorter time span, then deadlines
+/// nearer the steps that set them, then fewer bytes of encoded requests.
+pub fn size(steps: &[Step]) -> (usize, u64, u64, usize) {
+    let mut bytes = 0;
+    let mut reach = 0u64;
+    for s in steps {
+        if let gen::Op::Request(r) = &s.op {
+            bytes += model::wire::encode_request(r).to_string().len();
+            let mut r = r.clone();
+            for t in model::names::deadlines_mut(&mut r) {
+                reach = reach.saturating_add(t.abs_diff(s.now));
+            }
+        }
+    }
     let span = match (steps.first(), steps.last()) {
         (Some(a), Some(b)) => b.now.saturating_sub(a.now),
         _ => 0,
     };
-    (steps.len(), span, bytes)
+    (steps.len(), span, reach, bytes)
+}
+
+/// Whether a candidate's class keeps to the original departure: the same
+/// step kind and some of the same differences, nothing new. A smaller
+/// trace often shows the same bug with fewer side effects (one state
+/// component instead of three), and the shrinker follows it there.
+fn same_departure(candidate: &DiffClass, best: &DiffClass) -> bool {
+    candidate.kind == best.kind
+        && !candidate.what.is_empty()
+        && candidate.what.iter().all(|w| best.what.contains(w))
 }
 
 struct Shrinker<'a> {
@@ -138,9 +153,10 @@ impl Shrinker<'_> {
         let Some((at, d)) = &ex.divergence else {
             return false;
         };
-        if d.class != self.class {
+        if !same_departure(&d.class, &self.class) {
             return false;
         }
+        self.class = d.class.clone();
         self.best_steps = candidate[..=*at].to_vec();
         self.best = ex;
         if self.last_report.elapsed() > Duration::from_secs(2) {

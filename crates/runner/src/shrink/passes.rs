@@ -8,7 +8,7 @@ use model::types::Value;
 
 use super::Shrinker;
 use crate::edit::{rename_all, shift_from, Renamer};
-use model::names::{pid_mut, tags_mut, values_mut};
+use model::names::{deadlines_mut, pid_mut, tags_mut, values_mut};
 
 /// Delta debugging: remove chunks, halves first, down to single steps.
 pub(super) fn delete_chunks(s: &mut Shrinker) {
@@ -106,6 +106,13 @@ fn simplifications(step: &Step, pids: &[String]) -> Vec<Step> {
     push(&|c| {
         for v in values_mut(c) {
             *v = Value::default();
+        }
+    });
+    // A deadline one millisecond after the step: what expires by the next
+    // step without the steps that used to make it expire.
+    push(&|c| {
+        for t in deadlines_mut(c) {
+            *t = step.now + 1;
         }
     });
     let tag_keys: Vec<String> = {

@@ -1,0 +1,208 @@
+//! `conform mutants`: the harness measured against every planted bug of
+//! the catalogue in turn. For each, the model with that one deviation plays
+//! the target (in this process, or served over HTTP), and generated cases
+//! run against the spec's model until the first divergence or the step
+//! budget: killed or survived, steps and seconds until detection, and the
+//! shrunk counterexample's length next to the hand-minimal witness.
+//!
+//! With a baseline, the target also carries that baseline's deviations and
+//! the checker's model applies them: the same bug must still be found, in
+//! not many more steps (baselines must not blind the harness).
+
+use std::time::{Duration, Instant};
+
+use deviate::Deviation;
+use model::state::ServerConfig;
+
+use crate::check::Checker;
+use crate::exec::{execute, ExecOptions, Expect};
+use crate::profile::Profile;
+use crate::shrink::{shrink, ShrinkOptions};
+use crate::target::{LocalServer, LocalTarget, Target};
+
+/// How to hunt each bug.
+#[derive(Clone, Debug)]
+pub struct HuntConfig {
+    /// The run seed; case `i` uses `gen::case_seed(seed, i)`.
+    pub seed: u64,
+    /// Steps per case.
+    pub steps: usize,
+    /// Give up after this many steps in all.
+    pub budget_steps: usize,
+    /// Time budget of each shrink.
+    pub shrink_time: Duration,
+    /// Deviations the target has besides the planted bug, which the
+    /// checker's model applies too (a baseline).
+    pub baseline: Vec<&'static Deviation>,
+}
+
+impl Default for HuntConfig {
+    fn default() -> Self {
+        HuntConfig {
+            seed: 1,
+            steps: 60,
+            budget_steps: 20_000,
+            shrink_time: Duration::from_secs(10),
+            baseline: Vec::new(),
+        }
+    }
+}
+
+/// What hunting one bug found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hunted {
+    /// The bug.
+    pub name: &'static str,
+    /// Its Lean line.
+    pub spec: &'static str,
+    /// The hand-minimal witness's length.
+    pub minimal: usize,
+    /// `Some` when it was found.
+    pub kill: Option<Kill>,
+    /// Steps run in all.
+    pub steps: usize,
+}
+
+/// How a bug was found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kill {
+    /// Steps run until (and including) the diverging step, over all cases.
+    pub steps: usize,
+    /// Seconds until detection.
+    pub seconds: f64,
+    /// The case that found it.
+    pub case: u64,
+    /// Its divergence class.
+    pub class: String,
+    /// Steps of the shrunk counterexample.
+    pub shrunk: usize,
+    /// Seconds spent shrinking.
+    pub shrink_seconds: f64,
+}
+
+/// Hunt `bug` with a local target playing it.
+pub fn hunt(bug: &'static Deviation, cfg: &HuntConfig) -> Hunted {
+    let mut devs = vec![bug];
+    devs.extend(cfg.baseline.iter().copied().filter(|d| *d != bug));
+    let server = LocalServer::new(ServerConfig::default(), devs, false);
+    hunt_on(bug, &mut LocalTarget::new(server), cfg)
+}
+
+/// Hunt `bug` played by `target` (which must carry `bug` and the baseline).
+pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfig) -> Hunted {
+    let profile = Profile::default();
+    let baseline: Vec<_> = cfg.baseline.iter().copied().filter(|d| *d != bug).collect();
+    let mut checker = Checker::with_deviations(profile.clone(), baseline);
+    let gen_cfg = gen::GenConfig {
+        steps: cfg.steps,
+        retry_timeout: profile.retry_timeout,
+        ..gen::GenConfig::default()
+    };
+    let opts = ExecOptions { check_state: true };
+    let started = Instant::now();
+    let mut total = 0;
+    let mut case = 0;
+    let mut found = None;
+    while total < cfg.budget_steps {
+        let steps = gen::generate(gen::case_seed(cfg.seed, case), &gen_cfg);
+        let ex = execute(target, &mut checker, &steps, Expect::Model, opts);
+        total += ex.lines.len();
+        if ex.fault.is_some() {
+            break;
+        }
+        if let Some((_, d)) = &ex.divergence {
+            let seconds = started.elapsed().as_secs_f64();
+            let class = d.class.to_string();
+            let shrunk = shrink(
+                target,
+                &mut checker,
+                ex,
+                &ShrinkOptions {
+                    check_state: true,
+                    time: cfg.shrink_time,
+                },
+                &mut std::io::sink(),
+            );
+            found = Some(Kill {
+                steps: total,
+                seconds,
+                case,
+                class,
+                shrunk: shrunk.best.lines.len(),
+                shrink_seconds: shrunk.elapsed.as_secs_f64(),
+            });
+            break;
+        }
+        case += 1;
+    }
+    Hunted {
+        name: bug.name,
+        spec: bug.spec,
+        minimal: (bug.witness)().len(),
+        kill: found,
+        steps: total,
+    }
+}
+
+/// The results as a table, one row a bug, with totals below.
+pub fn table(rows: &[Hunted]) -> String {
+    use std::fmt::Write;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{:<34} {:<46} {:>8} {:>7} {:>8} {:>7} {:>7}",
+        "bug", "spec line", "outcome", "steps", "seconds", "shrunk", "minimal"
+    );
+    for r in rows {
+        match &r.kill {
+            Some(k) => {
+                let _ = writeln!(
+                    t,
+                    "{:<34} {:<46} {:>8} {:>7} {:>8.3} {:>7} {:>7}",
+                    r.name, r.spec, "killed", k.steps, k.seconds, k.shrunk, r.minimal
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    t,
+                    "{:<34} {:<46} {:>8} {:>7} {:>8} {:>7} {:>7}",
+                    r.name, r.spec, "SURVIVED", r.steps, "-", "-", r.minimal
+                );
+            }
+        }
+    }
+    let kills: Vec<&Kill> = rows.iter().filter_map(|r| r.kill.as_ref()).collect();
+    let _ = writeln!(t, "killed {} of {}", kills.len(), rows.len());
+    if !kills.is_empty() {
+        let mut steps: Vec<usize> = kills.iter().map(|k| k.steps).collect();
+        let mut secs: Vec<f64> = kills.iter().map(|k| k.seconds).collect();
+        steps.sort_unstable();
+        secs.sort_by(f64::total_cmp);
+        let over: Vec<String> = rows
+            .iter()
+            .filter_map(|r| {
+                let k = r.kill.as_ref()?;
+                (k.shrunk > r.minimal + 1)
+                    .then(|| format!("{} ({} vs {})", r.name, k.shrunk, r.minimal))
+            })
+            .collect();
+        let _ = writeln!(
+            t,
+            "steps to detection: median {}, worst {}; seconds: median {:.3}, worst {:.3}",
+            steps[steps.len() / 2],
+            steps[steps.len() - 1],
+            secs[secs.len() / 2],
+            secs[secs.len() - 1]
+        );
+        let _ = writeln!(
+            t,
+            "shrunk more than one step above the hand-minimal length: {}",
+            if over.is_empty() {
+                "none".to_string()
+            } else {
+                over.join(", ")
+            }
+        );
+    }
+    t
+}
