@@ -54,7 +54,8 @@ pub(crate) fn advance(m: &Machine, now: Time, rng: &mut TestRng) -> Time {
         0..=69 => small,
         // Exactly on the nearest deadline: where `<` and `≤` part ways (a
         // read, a settle, an acquire at `now = timeoutAt`).
-        70..=74 => ahead.first().map_or(small, |&t| t),
+        70..=72 => ahead.first().map_or(small, |&t| t),
+        73..=74 => rng.pick(&ahead).map_or(small, |&t| t),
         // Just past the nearest deadline: the next tick fires exactly it.
         75..=79 => ahead.first().map_or(small, |&t| t + 1 + rng.below(50)),
         // Just before the nearest deadline: the other side of the boundary,

@@ -79,6 +79,7 @@ pub struct Generator {
     machine: Machine,
     now: Time,
     kinds: crate::Kinds,
+    probe_pct: u64,
 }
 
 impl Generator {
@@ -90,6 +91,7 @@ impl Generator {
             }),
             now: cfg.start,
             kinds: cfg.kinds,
+            probe_pct: cfg.probe_pct,
         }
     }
 
@@ -110,7 +112,19 @@ impl Generator {
         let op = if rng.chance(TICK_PCT) || self.kinds.is_empty() {
             Op::Tick
         } else {
-            Op::Request(self.request(rng))
+            // Validation probes, when asked for.
+            let probe = (self.probe_pct > 0 && rng.chance(self.probe_pct))
+                .then(|| crate::probe::probe(&self.machine, self.now, rng))
+                .flatten()
+                .filter(|r| self.kinds.contains(r.kind()));
+            // Half the time, on a deadline, ask about what is due at it.
+            let aimed = probe.or_else(|| {
+                rng.chance(50)
+                    .then(|| crate::focus::at_deadline(&self.machine, self.now, rng))
+                    .flatten()
+                    .filter(|r| self.kinds.contains(r.kind()))
+            });
+            Op::Request(aimed.unwrap_or_else(|| self.request(rng)))
         };
         let step = Step { now: self.now, op };
         apply(&mut self.machine, &step);

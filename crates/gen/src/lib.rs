@@ -30,8 +30,10 @@
 mod clock;
 mod coverage;
 mod dice;
+mod focus;
 mod generator;
 mod pools;
+mod probe;
 mod promise_ops;
 mod repair;
 mod rules;
@@ -46,7 +48,7 @@ pub use coverage::{coverage, Coverage};
 pub use dice::{case_seed, seeded_rng};
 pub use generator::{generate, trace_strategy, Generator};
 pub use repair::repair;
-pub use rules::well_formed;
+pub use rules::{is_probe, well_formed};
 
 /// What one step does.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +80,9 @@ pub struct GenConfig {
     /// The request kinds to generate (a target that does not implement a
     /// kind at all is still checkable on the rest).
     pub kinds: Kinds,
+    /// Percent of requests that are validation probes: requests the spec
+    /// accepts but the Rust server's 400 rules refuse (0: none).
+    pub probe_pct: u64,
 }
 
 impl Default for GenConfig {
@@ -87,6 +92,7 @@ impl Default for GenConfig {
             retry_timeout: model::state::DEFAULT_RETRY_TIMEOUT,
             start: 1_700_000_000_000,
             kinds: Kinds::ALL,
+            probe_pct: 0,
         }
     }
 }

@@ -12,7 +12,8 @@
 //! versions), re-points each version by its offset from the task's current
 //! version in the reference (current stays current, stale stays stale by
 //! as much); then it drops every step that is not [`crate::well_formed`]
-//! on the candidate's own history, and every step whose `now` goes back.
+//! on the candidate's own history (unless it is a validation probe the
+//! reference holds), and every step whose `now` goes back.
 
 use std::collections::HashMap;
 
@@ -20,7 +21,7 @@ use model::machine::Machine;
 use model::names::versions_mut;
 use model::state::ServerConfig;
 
-use crate::{apply, well_formed, Op, Step};
+use crate::{apply, is_probe, well_formed, Op, Step};
 
 /// A step's identity with its versions blanked, so a re-pointed step is
 /// still recognised.
@@ -78,7 +79,10 @@ pub fn repair(candidate: &[Step], reference: &[Step], retry_timeout: u64) -> Vec
                 }
             }
         }
-        if well_formed(&step, &m).is_err() {
+        // A probe of the reference stays (it is the point of the trace);
+        // anything else must keep to the servers' rules.
+        let probe = is_probe(&step, &m) && key(&step).is_some_and(|k| intents.contains_key(&k));
+        if well_formed(&step, &m).is_err() && !probe {
             continue;
         }
         last_now = step.now;

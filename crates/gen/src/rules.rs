@@ -30,6 +30,15 @@ pub fn well_formed(step: &Step, m: &Machine) -> Result<(), String> {
     }
 }
 
+/// Whether `step` is a validation probe ([`crate::GenConfig::probe_pct`]):
+/// a request the servers' decoder reads but their 400 rules refuse.
+pub fn is_probe(step: &Step, m: &Machine) -> bool {
+    match &step.op {
+        Op::Tick => false,
+        Op::Request(r) => model::wire::validate(r, m.calendar()).is_err() && decodable(r).is_ok(),
+    }
+}
+
 /// What the servers' decoder refuses before validating: integers beyond
 /// `i64`, and a settlement state other than `resolved`, `rejected` or
 /// `rejected_canceled` (their `SettleState` has no other variant).

@@ -13,7 +13,7 @@ use model::api::{
 };
 use model::machine::Machine;
 use model::state::PromiseObject;
-use model::types::{TaskState, Time};
+use model::types::{PromiseState, TaskState, Time};
 use proptest::test_runner::TestRng;
 
 use crate::dice::Dice;
@@ -115,9 +115,16 @@ pub(crate) fn heartbeat(m: &Machine, rng: &mut TestRng) -> Request {
 /// `task.suspend` awaiting 1–3 promises of the task's origin.
 pub(crate) fn suspend(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
     // Prefer a held task that has something live to wait for.
+    // (or one whose deadline is exactly now: live a millisecond ago, and
+    // the instant where `<` and `≤` part ways).
+    let boundary = |p: &PromiseObject| p.state == PromiseState::Pending && p.timeout_at == now;
     let ready: Vec<_> = pools::tasks_in(m, TaskState::Acquired)
         .into_iter()
-        .filter(|t| siblings(m, &t.id).iter().any(|p| p.is_live(now)))
+        .filter(|t| {
+            siblings(m, &t.id)
+                .iter()
+                .any(|p| p.is_live(now) || boundary(p))
+        })
         .collect();
     let (id, version) = match rng.pick(&ready) {
         Some(t) if rng.chance(75) => (t.id.clone(), jitter(rng, t.version)),
@@ -138,7 +145,10 @@ pub(crate) fn suspend(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
     // rarely, or when nothing exists to await, a missing one (422).
     let missing = || pools::fresh_child(m, pools::origin(&id));
     let r = rng.below(100);
-    let odd = if r < 72 && !awaited.is_empty() {
+    let edge: Vec<&PromiseObject> = dead.iter().copied().filter(|p| boundary(p)).collect();
+    let odd = if !edge.is_empty() && rng.chance(50) {
+        rng.pick(&edge).map(|p| p.id.clone())
+    } else if r < 72 && !awaited.is_empty() {
         None
     } else if r < 94 {
         match rng.pick(&dead) {

@@ -66,6 +66,7 @@ fn the_config_is_honoured() {
         retry_timeout: 1234,
         start: 5_000,
         kinds: gen::Kinds::ALL,
+        probe_pct: 0,
     };
     let t = generate(3, &c);
     assert_eq!(t.len(), 10);

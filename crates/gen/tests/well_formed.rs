@@ -183,3 +183,26 @@ fn kinds_left_out_are_never_generated_and_the_rest_unchanged() {
     }
     assert!(halts > 0, "the full set does generate task.halt");
 }
+
+#[test]
+fn probes_break_exactly_the_servers_rules_and_nothing_else_does() {
+    let probing = GenConfig {
+        probe_pct: 20,
+        ..cfg()
+    };
+    let mut probes = std::collections::BTreeSet::new();
+    for seed in 0..100 {
+        let mut m = machine();
+        for s in generate(seed, &probing) {
+            if let Op::Request(r) = &s.op {
+                if let Err(rule) = model::wire::validate(r, m.calendar()) {
+                    probes.insert(rule);
+                }
+            }
+            apply(&mut m, &s);
+        }
+    }
+    // Every rule the probe table names is probed.
+    assert!(probes.len() >= 10, "{probes:?}");
+    // And without probes nothing breaks a rule (the test above).
+}

@@ -7,10 +7,12 @@ use serde_json::Value;
 
 use gen::Step;
 
-use crate::check::{Checker, Divergence};
+use model::view::StateView;
+
+use crate::check::{step_kind, Checker, DiffClass, Difference, Divergence};
 use crate::compare::{diff_state, normalize_response};
 use crate::snapshot::Snap;
-use crate::target::{Target, TargetError};
+use crate::target::{envelope_status, Target, TargetError};
 use crate::trace::Line;
 
 /// What to compare.
@@ -33,6 +35,17 @@ pub enum Expect<'a> {
     Recorded(&'a [Line]),
 }
 
+/// A validation probe sent and what the target did with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// The request kind.
+    pub kind: &'static str,
+    /// The rule of the Rust server's it breaks.
+    pub rule: String,
+    /// Whether the target refused it (400).
+    pub refused: bool,
+}
+
 /// The result of replaying steps until the end, the first divergence or a
 /// target fault.
 #[derive(Clone, Debug)]
@@ -45,6 +58,8 @@ pub struct Execution {
     pub fault: Option<TargetError>,
     /// Steps explained by latitude.
     pub latitude: u64,
+    /// The validation probes among the steps, in order.
+    pub probes: Vec<Probe>,
 }
 
 impl Execution {
@@ -68,6 +83,7 @@ pub fn execute(
         divergence: None,
         fault: None,
         latitude: 0,
+        probes: Vec::new(),
     };
     checker.reset();
     if let Err(e) = target.start() {
@@ -75,6 +91,10 @@ pub fn execute(
         return ex;
     }
     let mut judged_by_model = false;
+    // The target's state before the step: a refused request must leave it.
+    let mut before = opts
+        .check_state
+        .then(|| Snap::from_view(StateView::default()));
     for (i, step) in steps.iter().enumerate() {
         let (res, snap) = match observe(target, step, opts.check_state) {
             Ok(o) => o,
@@ -84,6 +104,44 @@ pub fn execute(
                 return ex;
             }
         };
+        let refused = res.as_ref().and_then(envelope_status) == Some(400);
+        if refused {
+            if let (Some(b), Some(a)) = (&before, &snap) {
+                let trace = refusal_trace(checker, b, a);
+                if !trace.is_empty() {
+                    let mut line = Line::of(step.clone());
+                    line.res = res;
+                    line.diverged = true;
+                    ex.lines.push(line);
+                    let class = DiffClass {
+                        kind: step_kind(step),
+                        what: vec![Difference::RefusedButChanged],
+                    };
+                    let d = Divergence {
+                        class,
+                        response: None,
+                        state: trace,
+                    };
+                    ex.divergence = Some((ex.lines.len() - 1, d));
+                    return ex;
+                }
+            }
+        }
+        if let Some((kind, rule)) = probe_rule(checker, step) {
+            ex.probes.push(Probe {
+                kind,
+                rule,
+                refused,
+            });
+            if refused {
+                // Refused as a server may: the model does not apply it.
+                let mut line = Line::of(step.clone());
+                line.res = res;
+                ex.lines.push(line);
+                before = snap;
+                continue;
+            }
+        }
         let recorded = match expect {
             Expect::Recorded(lines) if !judged_by_model => lines.get(i),
             _ => None,
@@ -106,8 +164,35 @@ pub fn execute(
             return ex;
         }
         ex.lines.push(line);
+        before = snap;
     }
     ex
+}
+
+/// The kind and the rule a validation probe breaks, if the step is one.
+fn probe_rule(checker: &Checker, step: &Step) -> Option<(&'static str, String)> {
+    match &step.op {
+        gen::Op::Request(r) if gen::is_probe(step, &checker.model) => {
+            let rule = model::wire::validate(r, checker.model.calendar()).err()?;
+            Some((r.kind(), rule))
+        }
+        _ => None,
+    }
+}
+
+/// What a refused request changed in the target's state (nothing, if the
+/// target is right: a rejected request leaves no trace).
+fn refusal_trace(
+    checker: &mut Checker,
+    before: &Snap,
+    after: &Snap,
+) -> Vec<crate::compare::StateDiff> {
+    diff_state(
+        &before.normalized(),
+        &after.normalized(),
+        &checker.profile,
+        &mut checker.skipped,
+    )
 }
 
 /// Send one step to the target; fetch its snapshot when asked.

@@ -34,6 +34,9 @@ pub struct HuntConfig {
     /// Deviations the target has besides the planted bug, which the
     /// checker's model applies too (a baseline).
     pub baseline: Vec<&'static Deviation>,
+    /// The profile the checker runs under (its retry timeout is the
+    /// served model's too).
+    pub profile: Profile,
 }
 
 impl Default for HuntConfig {
@@ -44,6 +47,7 @@ impl Default for HuntConfig {
             budget_steps: 20_000,
             shrink_time: Duration::from_secs(10),
             baseline: Vec::new(),
+            profile: Profile::default(),
         }
     }
 }
@@ -84,18 +88,22 @@ pub struct Kill {
 pub fn hunt(bug: &'static Deviation, cfg: &HuntConfig) -> Hunted {
     let mut devs = vec![bug];
     devs.extend(cfg.baseline.iter().copied().filter(|d| *d != bug));
-    let server = LocalServer::new(ServerConfig::default(), devs, false);
+    let config = ServerConfig {
+        retry_timeout: cfg.profile.retry_timeout,
+    };
+    let server = LocalServer::new(config, devs, false);
     hunt_on(bug, &mut LocalTarget::new(server), cfg)
 }
 
 /// Hunt `bug` played by `target` (which must carry `bug` and the baseline).
 pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfig) -> Hunted {
-    let profile = Profile::default();
+    let profile = cfg.profile.clone();
     let baseline: Vec<_> = cfg.baseline.iter().copied().filter(|d| *d != bug).collect();
     let mut checker = Checker::with_deviations(profile.clone(), baseline);
     let gen_cfg = gen::GenConfig {
         steps: cfg.steps,
         retry_timeout: profile.retry_timeout,
+        kinds: profile.kinds(),
         ..gen::GenConfig::default()
     };
     let opts = ExecOptions { check_state: true };

@@ -124,8 +124,46 @@ pub struct Summary {
     pub known: usize,
     /// Cases where a baseline deviation did not show (possibly fixed).
     pub possibly_fixed: usize,
+    /// Validation probes (`--probe-validation`): per kind and rule, how
+    /// many were sent and how many the target refused.
+    pub validation: Vec<ProbeStat>,
     /// Per case.
     pub case_reports: Vec<CaseReport>,
+}
+
+/// Validation probes of one kind breaking one rule.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ProbeStat {
+    /// The request kind.
+    pub kind: String,
+    /// The Rust server's rule it breaks.
+    pub rule: String,
+    /// Probes sent.
+    pub sent: usize,
+    /// Probes the target refused (the *validation* class); the others were
+    /// held to the spec like any request.
+    pub refused: usize,
+}
+
+impl ProbeStat {
+    /// Count probes by kind and rule.
+    pub fn tally(probes: &[crate::exec::Probe]) -> Vec<ProbeStat> {
+        let mut by: std::collections::BTreeMap<(String, String), (usize, usize)> =
+            Default::default();
+        for p in probes {
+            let e = by.entry((p.kind.to_string(), p.rule.clone())).or_default();
+            e.0 += 1;
+            e.1 += usize::from(p.refused);
+        }
+        by.into_iter()
+            .map(|((kind, rule), (sent, refused))| ProbeStat {
+                kind,
+                rule,
+                sent,
+                refused,
+            })
+            .collect()
+    }
 }
 
 /// How a whole run or check ended, for the exit code.
@@ -190,6 +228,7 @@ impl Summary {
                 .iter()
                 .filter(|r| matches!(r.status, CaseStatus::PossiblyFixed { .. }))
                 .count(),
+            validation: Vec::new(),
             case_reports,
         }
     }
@@ -262,6 +301,16 @@ impl Summary {
                 "  left out (the profile says the target does not implement them): {}",
                 self.omitted_kinds.join(", ")
             );
+        }
+        if !self.validation.is_empty() {
+            let _ = writeln!(out, "  validation probes (refused = the validation class; accepted ones were compared with the spec):");
+            for p in &self.validation {
+                let _ = writeln!(
+                    out,
+                    "    {:<28} {:<58} refused {:>3} of {:>3}",
+                    p.kind, p.rule, p.refused, p.sent
+                );
+            }
         }
         if let Some(b) = &self.baseline {
             let _ = writeln!(

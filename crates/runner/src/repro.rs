@@ -68,15 +68,17 @@ impl Reach {
         format!("{} check {}{}", program(), file.display(), self.flags())
     }
 
-    /// `conform run --seed S --case I …` (or `--cases N` for a whole run).
-    pub fn rerun_command(&self, seed: u64, which: Which, steps: usize) -> String {
+    /// `conform run --seed S --case I …` (or `--cases N` for a whole run),
+    /// with `--probe-validation` when the run probed.
+    pub fn rerun_command(&self, seed: u64, which: Which, steps: usize, probe: bool) -> String {
         let which = match which {
             Which::Case(c) => format!("--case {c}"),
             Which::Cases(n) => format!("--cases {n}"),
         };
         format!(
-            "{} run --seed {seed} {which} --steps {steps}{}",
+            "{} run --seed {seed} {which} --steps {steps}{}{}",
             program(),
+            if probe { " --probe-validation" } else { "" },
             self.flags()
         )
     }

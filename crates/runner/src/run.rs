@@ -48,6 +48,8 @@ pub struct RunConfig {
     pub shrink_time: Duration,
     /// Draw a progress bar.
     pub progress: bool,
+    /// Percent of requests that are validation probes (0: none).
+    pub probe_pct: u64,
 }
 
 impl RunConfig {
@@ -69,7 +71,8 @@ impl RunConfig {
             Some(c) => Which::Case(c),
             None => Which::Cases(self.cases),
         };
-        self.reach.rerun_command(self.seed, which, self.steps)
+        self.reach
+            .rerun_command(self.seed, which, self.steps, self.probe_pct > 0)
     }
 
     fn exec_options(&self) -> ExecOptions {
@@ -120,6 +123,7 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
     let bar = progress_bar(cfg, cases.len() as u64 * cfg.steps as u64);
     let mut checker = Checker::with_deviations(cfg.profile.clone(), cfg.deviations.clone());
     let mut reports = Vec::new();
+    let mut probes = Vec::new();
     for &case in &cases {
         let seed = gen::case_seed(cfg.seed, case);
         let steps = gen::generate(
@@ -128,6 +132,7 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
                 steps: cfg.steps,
                 retry_timeout: cfg.profile.retry_timeout,
                 kinds: cfg.profile.kinds(),
+                probe_pct: cfg.probe_pct,
                 ..Default::default()
             },
         );
@@ -140,6 +145,7 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
             cfg.exec_options(),
         );
         bar.inc(ex.lines.len() as u64);
+        probes.extend(ex.probes.iter().cloned());
         let (steps_run, latitude) = (ex.lines.len(), ex.latitude);
         let status = bar.suspend(|| finish_case(cfg, case, ex, target, &mut checker, out));
         let stop = match status {
@@ -180,6 +186,7 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
         &checker,
     );
     s.baseline = cfg.baseline.as_ref().map(|b| b.name.clone());
+    s.validation = crate::report::ProbeStat::tally(&probes);
     s
 }
 

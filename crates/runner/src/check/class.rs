@@ -21,6 +21,8 @@ pub enum Difference {
     },
     /// The same status, different `data` at these dotted paths.
     Data(Vec<String>),
+    /// The target refused the request (400) and still changed its state.
+    RefusedButChanged,
     /// A snapshot component differs.
     State {
         /// The component (`tasks`, `promiseTimeouts`, …).
@@ -38,6 +40,7 @@ impl fmt::Display for Difference {
                 write!(f, "status:{}->{}", status(model), status(target))
             }
             Difference::Data(paths) => write!(f, "data:{}", paths.join(",")),
+            Difference::RefusedButChanged => f.write_str("refused-but-changed-state"),
             Difference::State { component, change } => match change {
                 StateChange::Missing => write!(f, "state:{component}:missing"),
                 StateChange::Extra => write!(f, "state:{component}:extra"),
@@ -90,6 +93,33 @@ impl DiffClass {
             kind: kind.to_string(),
             what,
         }
+    }
+}
+
+impl DiffClass {
+    /// Its differences broken into single facts: a status change, one data
+    /// path, one field of one component, or an entry missing, extra or
+    /// multiplied in one component. Two classes that share a fact point at
+    /// the same part of the same handler.
+    pub fn facts(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for w in &self.what {
+            match w {
+                Difference::Data(paths) => {
+                    out.extend(paths.iter().map(|p| format!("data:{p}")));
+                }
+                Difference::State {
+                    component,
+                    change: StateChange::Fields(fields),
+                } => {
+                    out.extend(fields.iter().map(|f| format!("state:{component}.{f}")));
+                }
+                other => {
+                    out.insert(other.to_string());
+                }
+            }
+        }
+        out
     }
 }
 

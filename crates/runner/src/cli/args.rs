@@ -50,6 +50,15 @@ pub enum Command {
     Export(ExportArgs),
     /// Hunt every planted bug of the catalogue and tabulate the kills.
     Mutants(MutantsArgs),
+    /// Show what a baseline contains: its deviations and known signatures.
+    Baseline(BaselineArgs),
+}
+
+/// `conform baseline`.
+#[derive(Args, Debug)]
+pub struct BaselineArgs {
+    /// A built-in baseline (`ts-eager`, `ts-none`, `resonate`) or a file.
+    pub baseline: String,
 }
 
 /// `conform mutants`.
@@ -74,6 +83,10 @@ pub struct MutantsArgs {
     /// model its baseline (`ts-eager`, `ts-none`, `resonate`, or a file).
     #[arg(long)]
     pub baseline: Option<String>,
+    /// Run the checker under this profile (a built-in name or a file): its
+    /// retry timeout and left-out kinds apply to the served bug too.
+    #[arg(long)]
+    pub profile: Option<String>,
     /// Serve each bug over HTTP (`conform serve --mutant`) instead of in
     /// this process.
     #[arg(long)]
@@ -180,6 +193,11 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Validation probing: mix in requests the spec accepts but the Rust
+    /// server's 400 rules refuse; report which the target refuses, and
+    /// hold it to the spec on those it accepts.
+    #[arg(long)]
+    pub probe_validation: bool,
 }
 
 /// `conform replay`.

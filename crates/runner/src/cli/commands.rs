@@ -28,6 +28,9 @@ macro_rules! say {
     }};
 }
 
+/// Percent of requests that are probes under `--probe-validation`.
+const PROBE_PCT: u64 = 10;
+
 /// Run the parsed command.
 pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
     runner::render::set_color(match cli.color {
@@ -47,6 +50,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
         Command::Check(a) => check_cmd(a),
         Command::Export(a) => export_cmd(a),
         Command::Mutants(a) => mutants_cmd(a),
+        Command::Baseline(a) => baseline_cmd(a),
     }
 }
 
@@ -241,10 +245,11 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
         shrink: !a.no_shrink,
         shrink_time: Duration::from_secs(a.shrink_time),
         progress: !a.no_progress,
+        probe_pct: if a.probe_validation { PROBE_PCT } else { 0 },
     };
     let mut out = std::io::stdout();
     say!(
-        "conform {} (spec {}) run: seed {} cases {} steps {} target {} profile {} retry-timeout {} state {} shrink {} timeout-ms {} fail-fast {} out-dir {}",
+        "conform {} (spec {}) run: seed {} cases {} steps {} target {} profile {} baseline {} retry-timeout {} state {} shrink {} timeout-ms {} fail-fast {} probe-validation {} out-dir {}",
         env!("CARGO_PKG_VERSION"),
         model::SPEC_COMMIT,
         cfg.seed,
@@ -252,11 +257,13 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
         cfg.steps,
         if s.reach.target.is_none() { format!("{} (embedded)", cfg.target) } else { cfg.target.clone() },
         cfg.profile.name,
+        cfg.baseline.as_ref().map_or("none", |b| b.name.as_str()),
         cfg.profile.retry_timeout,
         if s.reach.check_state { "on" } else { "off" },
         if cfg.shrink { format!("{}s", a.shrink_time) } else { "off".into() },
         s.reach.timeout_ms,
         if cfg.fail_fast { "on" } else { "off" },
+        if cfg.probe_pct > 0 { "on" } else { "off" },
         cfg.out_dir.display(),
     );
     let summary = run::run_on(&cfg, &mut s.target, &mut out);
@@ -490,6 +497,10 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
         budget_steps: a.budget_steps,
         shrink_time: Duration::from_secs(a.shrink_time),
         baseline: baseline.clone(),
+        profile: match &a.profile {
+            Some(p) => Profile::load(p).map_err(bad)?,
+            None => Profile::default(),
+        },
     };
     say!(
         "conform {} mutants: {} bugs, seed {} steps {} budget {} steps, shrink {}s, {}{}",
@@ -517,6 +528,7 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
             );
             let server = serve::spawn(ServeOptions {
                 mutants: names,
+                retry_timeout: cfg.profile.retry_timeout,
                 ..ServeOptions::default()
             })
             .map_err(|e| fault(format!("cannot serve {}: {e}", bug.name)))?;
@@ -563,4 +575,28 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
     } else {
         Verdict::Diverged
     })
+}
+
+fn baseline_cmd(a: BaselineArgs) -> Result<Verdict, Failure> {
+    let (b, devs) = Baseline::load(&a.baseline).map_err(bad)?;
+    say!(
+        "baseline {}: {} ({} deviations, {} known by signature)",
+        b.name,
+        b.target,
+        devs.len(),
+        b.known.len()
+    );
+    for d in devs {
+        say!(
+            "  {:<34} {:<10} {:<46} {}",
+            d.name,
+            d.class.name(),
+            d.spec,
+            d.summary
+        );
+    }
+    for k in &b.known {
+        say!("  known: {}: {}", k.signature, k.reason);
+    }
+    Ok(Verdict::Clean)
 }

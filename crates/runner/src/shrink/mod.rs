@@ -2,8 +2,8 @@
 //!
 //! Every candidate is checked for real: the target is reset and the
 //! candidate replayed with its own `now` values; it is kept only if it
-//! still diverges **on the same departure** (the same step kind, and a
-//! non-empty subset of the differences of the best so far, nothing new),
+//! still diverges **on the same departure** (the same step kind, and at
+//! least one difference of the original divergence),
 //! so shrinking stays on the same kind of departure, and only if it is
 //! smaller (fewer steps, then a shorter time span, then deadlines nearer
 //! their steps, then fewer bytes).
@@ -87,13 +87,14 @@ pub fn size(steps: &[Step]) -> (usize, u64, u64, usize) {
 }
 
 /// Whether a candidate's class keeps to the original departure: the same
-/// step kind and some of the same differences, nothing new. A smaller
-/// trace often shows the same bug with fewer side effects (one state
-/// component instead of three), and the shrinker follows it there.
-fn same_departure(candidate: &DiffClass, best: &DiffClass) -> bool {
-    candidate.kind == best.kind
-        && !candidate.what.is_empty()
-        && candidate.what.iter().all(|w| best.what.contains(w))
+/// step kind and at least one fact ([`DiffClass::facts`]) of the original
+/// divergence. A
+/// smaller trace often shows the same bug with other side effects (the
+/// task's lease still armed where the original's task had been halted),
+/// and the shrinker follows it there; a candidate that shares nothing with
+/// the original is another departure and is never kept.
+fn same_departure(candidate: &DiffClass, origin: &DiffClass) -> bool {
+    candidate.kind == origin.kind && !candidate.facts().is_disjoint(&origin.facts())
 }
 
 struct Shrinker<'a> {
@@ -156,7 +157,6 @@ impl Shrinker<'_> {
         if !same_departure(&d.class, &self.class) {
             return false;
         }
-        self.class = d.class.clone();
         self.best_steps = candidate[..=*at].to_vec();
         self.best = ex;
         if self.last_report.elapsed() > Duration::from_secs(2) {

@@ -38,6 +38,7 @@ pub fn config(url: &str, dir: &Path, cases: u64, steps: usize) -> RunConfig {
         shrink: false,
         shrink_time: Duration::from_secs(5),
         progress: false,
+        probe_pct: 0,
     }
 }
 
