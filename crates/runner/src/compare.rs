@@ -11,8 +11,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::profile::Profile;
-
 /// The comparable form of a response envelope: `{status, data?}`.
 pub fn normalize_response(env: &Value) -> Value {
     let status = env.pointer("/head/status").cloned().unwrap_or(Value::Null);
@@ -228,16 +226,17 @@ fn keyed(component: &str, fields: &[&str], entries: &[Value]) -> Keyed {
 }
 
 /// Compare the model's view (as JSON) with a target snapshot. Components
-/// the target lacks are added to `skipped` and not compared.
+/// named in `skip` (a profile's) are not compared; components the target
+/// lacks are added to `skipped` and not compared.
 pub fn diff_state(
     model: &Value,
     target: &Value,
-    profile: &Profile,
+    skip: &[String],
     skipped: &mut BTreeSet<String>,
 ) -> Vec<StateDiff> {
     let mut diffs = Vec::new();
     for (component, fields) in COMPONENTS {
-        if profile.skip_components.iter().any(|c| c == component) {
+        if skip.iter().any(|c| c == component) {
             continue;
         }
         let Some(theirs) = target.get(*component).and_then(Value::as_array) else {
@@ -298,10 +297,10 @@ mod tests {
         let model = json!({"promises": [{"id": "a"}, {"id": "b"}], "resumes": [{"id": "t", "awaited": "a"}]});
         let target = json!({"promises": [{"id": "b"}, {"id": "a", "state": null}]});
         let mut skipped = BTreeSet::new();
-        assert!(diff_state(&model, &target, &Profile::default(), &mut skipped).is_empty());
+        assert!(diff_state(&model, &target, &[], &mut skipped).is_empty());
         assert!(skipped.contains("resumes"));
         let target = json!({"promises": [{"id": "a"}, {"id": "c"}]});
-        let d = diff_state(&model, &target, &Profile::default(), &mut skipped);
+        let d = diff_state(&model, &target, &[], &mut skipped);
         let keys: Vec<_> = d.iter().map(|d| (d.key.as_str(), d.change())).collect();
         assert_eq!(
             keys,

@@ -190,7 +190,7 @@ fn refusal_trace(
     diff_state(
         &before.normalized(),
         &after.normalized(),
-        &checker.profile,
+        &checker.profile.skip_components,
         &mut checker.skipped,
     )
 }
@@ -221,9 +221,13 @@ fn fits_record(
         _ => true,
     };
     let state_ok = match (&rec.state, snap) {
-        (Some(want), Some(got)) => {
-            diff_state(want, &got.normalized(), profile, &mut checker.skipped).is_empty()
-        }
+        (Some(want), Some(got)) => diff_state(
+            want,
+            &got.normalized(),
+            &profile.skip_components,
+            &mut checker.skipped,
+        )
+        .is_empty(),
         _ => true,
     };
     res_ok && state_ok

@@ -207,7 +207,12 @@ impl Checker {
             return Vec::new();
         }
         let view = serde_json::to_value(view).expect("view serialises");
-        diff_state(&view, &snap.normalized(), &self.profile, &mut self.skipped)
+        diff_state(
+            &view,
+            &snap.normalized(),
+            &self.profile.skip_components,
+            &mut self.skipped,
+        )
     }
 }
 
