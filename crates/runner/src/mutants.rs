@@ -11,8 +11,9 @@
 
 use std::time::{Duration, Instant};
 
-use deviate::Deviation;
+use deviate::{Deviant, Deviation};
 use model::state::ServerConfig;
+use model::view::StateView;
 
 use crate::check::Checker;
 use crate::exec::{execute, ExecOptions, Expect};
@@ -150,6 +151,37 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
         kill: found,
         steps: total,
     }
+}
+
+/// Whether `bug` changes nothing a target shows once `baseline` is there:
+/// on 300 generated traces, the model with both and the model with the
+/// baseline alone give the same responses and states at every step. Such a
+/// bug cannot be observed through that server at all (the baseline's own
+/// departure takes the path the bug is on): an equivalent mutant under that
+/// baseline, not a blindness of the harness.
+pub fn unobservable_under(bug: &'static Deviation, baseline: &[&'static Deviation]) -> bool {
+    let config = ServerConfig::default();
+    let cfg = gen::GenConfig {
+        steps: 60,
+        ..gen::GenConfig::default()
+    };
+    for case in 0..300 {
+        let steps = gen::generate(gen::case_seed(9, case), &cfg);
+        let mut with = Deviant::new(config, [vec![bug], baseline.to_vec()].concat());
+        let mut without = Deviant::new(config, baseline.to_vec());
+        for s in &steps {
+            let same = match (&s.op, with.step(s), without.step(s)) {
+                (gen::Op::Request(r), Some(a), Some(b)) => {
+                    with.encode(r, &a, "x") == without.encode(r, &b, "x")
+                }
+                _ => true,
+            };
+            if !same || StateView::of(&with.state) != StateView::of(&without.state) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// The results as a table, one row a bug, with totals below.

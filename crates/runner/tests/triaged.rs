@@ -1,4 +1,4 @@
-//! Triaged divergences (`traces/triaged/`): every file replays cleanly
+//! Triaged divergences (`traces/divergences/`): every file replays cleanly
 //! against the reference server, and the model still gives the answers
 //! recorded when the verdict was reached (`expect`), so a model change that
 //! would reopen a verdict fails here.
@@ -18,7 +18,7 @@ use runner::target::HttpTarget;
 use runner::trace;
 
 fn files() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces/triaged");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces/divergences");
     let mut out = Vec::new();
     for sub in std::fs::read_dir(dir).unwrap() {
         let sub = sub.unwrap().path();

@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | `get-strict-deadline` | P-01:11 | `promise.get` compares with `<`: at `now == timeoutAt` it still reads `pending` |
 //! | `materialize-unarmed-expired` | P-01:12 | a request naming an expired unarmed promise settles it first (Rust server, row 04) |
+//! | `materialize-named-expired` | P-01:12 | a request settles every expired pending promise it names first, armed or not, in the order it names them (TS server eager mode B2, Rust server row 04; with `timeout-skips-due-awaiters` for their batch ticks) |
 //! | `settle-timedout-early` | P-01:19 | `promise.get` times out a live non-timer promise within 1000 ms of its deadline |
 //! | `timer-without-target-unarmed` | P-02:18 | a timer promise without a target gets no promise timeout (`external`, state:35, read as "has a target"; Rust server, row 02) |
 //! | `create-arms-internal-timeout` | P-02:18 | every new pending promise gets a promise timeout, not only external ones |
@@ -20,6 +21,7 @@
 //! | `callback-before-awaiter-check` | P-04:12 | a not-live awaited answers 200 before the awaiter is checked (422) |
 //! | `callback-expired-awaiter` | P-04:17 | the callback is recorded for an awaiter past its deadline |
 //! | `callback-on-settled-resumes` | P-04:28 | a callback on a settled promise resumes or buffers the awaiter (Rust server, row 05) |
+//! | `listener-refuses-internal` | P-05:10 | `register_listener` answers 422 for a promise with neither target nor timer, settled or not (TS server, B3) |
 //! | `listener-past-deadline` | P-05:11 | a listener is recorded on a pending promise past its deadline |
 
 use model::actions::promise_create::to_nat;
@@ -57,6 +59,21 @@ pub const ALL: &[Deviation] = &[
         class: Class::Bug,
         summary: "a request naming an expired pending promise with no timeout armed settles it as timed out first",
         hooks: &MaterializeUnarmedExpired,
+        witness: || {
+            vec![
+                // No target, no timer: nothing is armed for it.
+                at(T0, create("a", T0 + 10, none())),
+                // The read projects; the deviant writes the settlement.
+                at(T0 + 20, get("a")),
+            ]
+        },
+    },
+    Deviation {
+        name: "materialize-named-expired",
+        spec: "spec/02-actions/P-01-promise.get.lean:12",
+        class: Class::Bug,
+        summary: "a request first settles, in the order it names them, every expired pending promise it names, whether a timeout is armed for it or not",
+        hooks: &MaterializeNamedExpired,
         witness: || {
             vec![
                 // No target, no timer: nothing is armed for it.
@@ -231,6 +248,19 @@ pub const ALL: &[Deviation] = &[
         },
     },
     Deviation {
+        name: "listener-refuses-internal",
+        spec: "spec/02-actions/P-05-promise.register_listener.lean:10",
+        class: Class::Validation,
+        summary: "register_listener answers 422 without a listener for a promise with no resonate:target and no timer (resonate:scope global and resonate:external true count as targets)",
+        hooks: &ListenerRefusesInternal,
+        witness: || {
+            vec![
+                at(T0, create("a", LATER, none())),
+                at(T0, listen("a")),
+            ]
+        },
+    },
+    Deviation {
         name: "listener-past-deadline",
         spec: "spec/02-actions/P-05-promise.register_listener.lean:11",
         class: Class::Bug,
@@ -343,6 +373,33 @@ impl Hooks for MaterializeUnarmedExpired {
             if unarmed_expired {
                 // Unarmed promises have no task and are nobody's awaiter, so
                 // the order among them does not matter.
+                m.fire(&Timer::Promise(id.to_string()), now);
+            }
+        }
+        next(m, req, now)
+    }
+}
+
+/// The TS server's eager mode (`tryEagerTimeout`, local.js:1048, called
+/// for each id the request names, local.js:42-116, in that order), and the
+/// Rust server's `try_timeout` over the same ids: every
+/// named pending promise past its deadline is settled with its whole
+/// cascade before the handler runs, armed or not. For an armed one that is
+/// a firing the spec allows, made here deterministic and in the server's
+/// order; for an unarmed one it is the same departure as
+/// `materialize-unarmed-expired`. The firing is the spec's own
+/// (`Machine::fire`), so deviations of the tick's firings
+/// (`timeout-skips-due-awaiters`) do not apply to it, as in the server.
+struct MaterializeNamedExpired;
+
+impl Hooks for MaterializeNamedExpired {
+    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+        for id in named(req) {
+            let expired = m
+                .state
+                .get_promise(id)
+                .is_some_and(|p| p.state == PromiseState::Pending && p.timeout_at <= now);
+            if expired {
                 m.fire(&Timer::Promise(id.to_string()), now);
             }
         }
@@ -692,5 +749,40 @@ impl Hooks for ListenerPastDeadline {
             patch_promise(m, &r.awaited, |p| p.add_listener(&r.address));
         }
         res
+    }
+}
+
+/// The TS server's `isExternalPromise` (`local.js:9-15`): a promise is
+/// awaitable when it has a `resonate:target`, is a timer, or is tagged
+/// `resonate:scope = global` or `resonate:external = true`.
+fn ts_external(tags: &model::types::Tags) -> bool {
+    tags.contains_key(TARGET)
+        || is_timer(tags)
+        || tags.get("resonate:scope").map(String::as_str) == Some("global")
+        || tags.get("resonate:external").map(String::as_str) == Some("true")
+}
+
+/// The TS server refuses a listener on a promise it does not count as
+/// external (`local.js:370-375`, before looking at its state): 422 and no
+/// listener, where the spec adds the listener to any live promise and
+/// answers any other with its (projected) record.
+struct ListenerRefusesInternal;
+
+impl Hooks for ListenerRefusesInternal {
+    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+        let Request::PromiseRegisterListener(r) = req else {
+            return next(m, req, now);
+        };
+        let refused = m
+            .state
+            .get_promise(&r.awaited)
+            .is_some_and(|p| !ts_external(&p.tags));
+        if refused {
+            return Response::Promise(PromiseRes {
+                status: 422,
+                promise: None,
+            });
+        }
+        next(m, req, now)
     }
 }

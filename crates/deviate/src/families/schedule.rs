@@ -13,10 +13,21 @@
 //! | `schedule-delete-keeps-timeout` | S-03:11 | the deleted schedule's timeout stays armed |
 //! | `schedule-extra-tags` | 02-timeouts:83 | created promises carry `resonate:schedule/origin/branch/parent/prefix` (Rust server, row 07) |
 //! | `schedule-retry-from-tick` | 02-timeouts:83 | a created task's retry counts from the firing, not the occurrence (Rust server, row 07) |
+//! | `schedule-tag-schedule-id` | 02-timeouts:83 | created promises carry `resonate:schedule` = the schedule id, nothing else added (TS server, B6a) |
+//! | `schedule-created-at-tick` | 02-timeouts:83 | an occurrence's promise is created as of the firing time, not its occurrence: `createdAt`, retry base, delay and expiry all read at the tick (TS server, B6b) |
+//! | `schedule-expired-occurrence-settled` | 02-timeouts:83 | an occurrence already past its deadline at the firing is created timed out, dated at its occurrence, with no `execute` (Rust server, row 09) |
+//! | `schedule-one-per-tick` | 02-timeouts:84 | a firing creates only the first due occurrence; the others wait for later firings (TS server B6c, Rust server row 08) |
 //! | `catchup-next-from-now` | 02-timeouts:84 | after the first missed occurrence the next run is computed from now, skipping the others |
 //! | `schedule-not-rearmed` | 02-timeouts:96 | after firing, the schedule timeout is not re-armed |
+//!
+//! The occurrence hooks compose in one order, outermost first: the tag
+//! hooks (`schedule-extra-tags`, `schedule-tag-schedule-id`) and
+//! `schedule-retry-from-tick`, then `schedule-created-at-tick` or
+//! `schedule-expired-occurrence-settled`, then `schedule-one-per-tick`
+//! (which hands the inner firing the first occurrence's time as `now`).
 
-use model::api::{Request, Response};
+use model::actions::promise_create::promise_create;
+use model::api::{PromiseCreateReq, Request, Response};
 use model::machine::{Machine, Timer};
 use model::state::{DELAY, RETRY};
 use model::types::{TaskState, Time};
@@ -97,6 +108,61 @@ pub const ALL: &[Deviation] = &[
             vec![
                 at(T0, schedule("s1", EVERY_MINUTE)),
                 tick(M1 + 1),
+            ]
+        },
+    },
+    Deviation {
+        name: "schedule-tag-schedule-id",
+        spec: "spec/02-actions/02-timeouts.lean:83",
+        class: Class::Bug,
+        summary: "schedule-created promises carry resonate:schedule = the schedule id besides the schedule's promiseTags",
+        hooks: &ScheduleTagScheduleId,
+        witness: || {
+            vec![
+                at(T0, schedule("s1", EVERY_MINUTE)),
+                tick(M1),
+            ]
+        },
+    },
+    Deviation {
+        name: "schedule-created-at-tick",
+        spec: "spec/02-actions/02-timeouts.lean:83",
+        class: Class::Bug,
+        summary: "an occurrence's promise is created through promise.create at the firing time instead of its occurrence (createdAt, retry base, delay and expiry read at the tick)",
+        hooks: &ScheduleCreatedAtTick,
+        witness: || {
+            vec![
+                at(T0, schedule("s1", EVERY_MINUTE)),
+                // Fired 1 ms after the occurrence: created at M1 + 1.
+                tick(M1 + 1),
+            ]
+        },
+    },
+    Deviation {
+        name: "schedule-expired-occurrence-settled",
+        spec: "spec/02-actions/02-timeouts.lean:83",
+        class: Class::Bug,
+        summary: "an occurrence whose deadline has passed by the firing is created timed out (task fulfilled, no execute sent), dated at its occurrence",
+        hooks: &ScheduleExpiredOccurrenceSettled,
+        witness: || {
+            vec![
+                at(T0, schedule("s1", EVERY_MINUTE)),
+                // M1's promise lives a minute: at M2 it is past its deadline.
+                tick(M2),
+            ]
+        },
+    },
+    Deviation {
+        name: "schedule-one-per-tick",
+        spec: "spec/02-actions/02-timeouts.lean:84",
+        class: Class::Bug,
+        summary: "a schedule firing creates only the first due occurrence and re-arms at the next one, even when that is due too",
+        hooks: &ScheduleOnePerTick,
+        witness: || {
+            vec![
+                at(T0, schedule("s1", EVERY_MINUTE)),
+                // Two occurrences are due: M1 and M2.
+                tick(M2),
             ]
         },
     },
@@ -325,6 +391,131 @@ impl Hooks for ScheduleNotRearmed {
             if m.state.get_schedule(sid).is_some() {
                 m.state.del_schedule_timeout(sid);
             }
+        }
+    }
+}
+
+/// The occurrences (promise id, occurrence time) that the firing `next`
+/// would create: the candidates of [`new_occurrences`] that exist after
+/// running `next` on a copy of the machine. Inner deviations may create
+/// fewer than the spec (`schedule-one-per-tick`), so the hooks that must
+/// act *before* the creation ask the inner firing itself.
+fn created_by(
+    m: &Machine,
+    sid: &str,
+    timer: &Timer,
+    now: Time,
+    next: NextFire,
+) -> Vec<(String, Time)> {
+    let candidates = new_occurrences(m, sid, now);
+    if candidates.is_empty() {
+        return candidates;
+    }
+    let mut probe = m.clone();
+    next(&mut probe, timer, now);
+    candidates
+        .into_iter()
+        .filter(|(pid, _)| probe.state.get_promise(pid).is_some())
+        .collect()
+}
+
+/// The `promise.create` the spec's `catchUp` makes for occurrence `at` of
+/// schedule `sid` (02-timeouts.lean:81-83), when the schedule exists.
+fn occurrence_req(m: &Machine, sid: &str, pid: &str, at: Time) -> Option<PromiseCreateReq> {
+    let s = m.state.get_schedule(sid)?;
+    Some(PromiseCreateReq {
+        id: pid.to_string(),
+        timeout_at: at.saturating_add(s.promise_timeout),
+        param: s.promise_param.clone(),
+        tags: s.promise_tags.clone(),
+    })
+}
+
+/// The TS server (`local.js:995`) creates each occurrence with the
+/// schedule's `promiseTags` plus `resonate:schedule` naming the schedule,
+/// where the spec uses `s.promiseTags` exactly.
+struct ScheduleTagScheduleId;
+
+impl Hooks for ScheduleTagScheduleId {
+    fn fire(&self, m: &mut Machine, timer: &Timer, now: Time, next: NextFire) {
+        let Timer::Schedule(sid) = timer else {
+            return next(m, timer, now);
+        };
+        let created = new_occurrences(m, sid, now);
+        next(m, timer, now);
+        for (pid, _) in created {
+            patch_promise(m, &pid, |p| {
+                p.tags.insert("resonate:schedule".into(), sid.clone());
+            });
+        }
+    }
+}
+
+/// The TS server's tick (`local.js:988`) calls `promiseCreate(now, …)` with
+/// the tick's time for every occurrence, where `catchUp` passes `cronTime`:
+/// the promise is dated at the tick, its task's retry counts from the tick,
+/// a `resonate:delay` is compared with the tick, and an occurrence whose
+/// deadline has passed by the tick takes the expired branch (created
+/// settled, `createdAt` = its deadline, a fulfilled task, no `execute`).
+/// The hook makes those promises with the spec's `promise.create` at `now`
+/// first; the spec's firing then finds them and only advances the schedule.
+struct ScheduleCreatedAtTick;
+
+impl Hooks for ScheduleCreatedAtTick {
+    fn fire(&self, m: &mut Machine, timer: &Timer, now: Time, next: NextFire) {
+        let Timer::Schedule(sid) = timer else {
+            return next(m, timer, now);
+        };
+        for (pid, at) in created_by(m, sid, timer, now, next) {
+            if let Some(req) = occurrence_req(m, sid, &pid, at) {
+                promise_create(m, &req, now);
+            }
+        }
+        next(m, timer, now)
+    }
+}
+
+/// The Rust server creates an occurrence whose deadline has already passed
+/// at the firing as a timed-out promise dated at its occurrence
+/// (`createdAt` = the occurrence, `settledAt` = its deadline, the task
+/// fulfilled) and sends no `execute`, where the spec creates it pending at
+/// `cronTime` (dispatching its task) and only then can its timeout fire.
+struct ScheduleExpiredOccurrenceSettled;
+
+impl Hooks for ScheduleExpiredOccurrenceSettled {
+    fn fire(&self, m: &mut Machine, timer: &Timer, now: Time, next: NextFire) {
+        let Timer::Schedule(sid) = timer else {
+            return next(m, timer, now);
+        };
+        for (pid, at) in created_by(m, sid, timer, now, next) {
+            let Some(req) = occurrence_req(m, sid, &pid, at) else {
+                continue;
+            };
+            if req.timeout_at <= now {
+                // The expired branch of promise.create, then the date.
+                promise_create(m, &req, now);
+                patch_promise(m, &pid, |p| p.created_at = at);
+            }
+        }
+        next(m, timer, now)
+    }
+}
+
+/// Both servers advance a due schedule by one occurrence per firing
+/// (`local.js:980-1006`; the Rust server's tick): the first due occurrence
+/// is created and the schedule re-armed at the next one, due or not, where
+/// `catchUp` creates every occurrence up to `now`. The hook runs the
+/// firing as of the first occurrence, which creates exactly that one.
+struct ScheduleOnePerTick;
+
+impl Hooks for ScheduleOnePerTick {
+    fn fire(&self, m: &mut Machine, timer: &Timer, now: Time, next: NextFire) {
+        let Timer::Schedule(sid) = timer else {
+            return next(m, timer, now);
+        };
+        match m.state.get_schedule(sid).map(|s| s.next_run_at) {
+            Some(first) if first <= now => next(m, timer, first),
+            _ => next(m, timer, now),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! | name | Lean line | what |
 //! |---|---|---|
 //! | `task-get-projection-keeps-lease` | T-01:17 | the `fulfilled` projection keeps `pid` and `ttl` |
+//! | `task-get-projection-keeps-resumes` | T-01:17 | the `fulfilled` projection keeps the buffered resumes (TS server, none mode, B5) |
 //! | `task-create-no-promise-timeout` | T-02:14 | a new task's promise gets no promise timeout |
 //! | `task-create-no-target-409` | T-02:37 | an existing promise without target answers 409 (task looked up first), not 422 |
 //! | `task-create-reacquire-no-bump` | T-02:44 | re-acquiring a pending task through `task.create` keeps its version |
@@ -18,7 +19,7 @@ use model::api::{
 };
 use model::machine::Machine;
 use model::state::{RETRY, TARGET};
-use model::types::{TaskState, Time};
+use model::types::{PromiseState, TaskState, Time};
 
 use super::effects::{is_pending, patch_task, with_deadline};
 use super::witness::*;
@@ -36,6 +37,23 @@ pub const ALL: &[Deviation] = &[
             vec![
                 at(T0, task_create("a", "p1", 60_000, T0 + 10)),
                 at(T0 + 20, task_get("a")),
+            ]
+        },
+    },
+    Deviation {
+        name: "task-get-projection-keeps-resumes",
+        spec: "spec/02-actions/T-01-task.get.lean:17",
+        class: Class::Bug,
+        summary: "task.get of a task whose promise has expired answers it fulfilled but with its buffered resumes (resumes := [] forgotten)",
+        hooks: &TaskGetProjectionKeepsResumes,
+        witness: || {
+            vec![
+                at(T0, task_create("a", "p1", 60_000, T0 + 10)),
+                at(T0, create("a.1", LATER, none())),
+                at(T0, callback("a.1", "a")),
+                // Buffers a resume on the acquired task.
+                at(T0, settle("a.1", PromiseState::Resolved)),
+                at(T0 + 10, task_get("a")),
             ]
         },
     },
@@ -354,6 +372,33 @@ impl Hooks for FenceHoistsInnerStatus {
                     action: None,
                     preload: Vec::new(),
                 });
+            }
+        }
+        res
+    }
+}
+
+/// The TS server's `projectedTask` (`local.js:1174-1183`) is `{ ...task,
+/// state: "fulfilled", pid: undefined, ttl: undefined }`: the buffered
+/// resumes stay in the projection, where T-01:17 clears them. (With eager
+/// timeouts the promise is settled first and the task really fulfilled,
+/// so only a server that projects shows it.)
+struct TaskGetProjectionKeepsResumes;
+
+impl Hooks for TaskGetProjectionKeepsResumes {
+    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+        let Request::TaskGet(r) = req else {
+            return next(m, req, now);
+        };
+        let buffered = m
+            .state
+            .get_task(&r.id)
+            .filter(|t| t.state != TaskState::Fulfilled)
+            .map(|t| t.resumes.len() as u64);
+        let mut res = next(m, req, now);
+        if let (Response::TaskGet(g), Some(n)) = (&mut res, buffered) {
+            if let Some(t) = g.task.as_mut().filter(|t| t.state == TaskState::Fulfilled) {
+                t.resumes = n;
             }
         }
         res

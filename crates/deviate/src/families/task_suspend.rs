@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | `suspend-300-before-422` | T-06:21 | a settled awaited answers 300 before a later missing one is found (422) |
 //! | `suspend-at-deadline` | T-06:23 | an awaited promise at `now == timeoutAt` counts as live: 200 instead of 300 |
+//! | `suspend-reads-stored-state` | T-06:23 | an awaited promise counts as settled only by its stored state: past its deadline but not yet timed out it is awaited (200) (TS server, none mode, B4) |
 //! | `suspend-no-300` | T-06:25 | an already-settled awaited promise parks the task (200) instead of 300 |
 //! | `suspend-keeps-lease` | T-06:35 | the suspended task keeps its `pid` and `ttl` |
 //! | `resume-bumps-version` | 00-resume:21 | resuming a suspended task bumps its version (and the `execute`'s) |
@@ -48,6 +49,20 @@ pub const ALL: &[Deviation] = &[
                 at(T0, task_create("a", "p1", 60_000, LATER)),
                 at(T0, create("a.1", T0 + 10, none())),
                 at(T0 + 10, suspend("a", 1, &["a.1"])),
+            ]
+        },
+    },
+    Deviation {
+        name: "suspend-reads-stored-state",
+        spec: "spec/02-actions/T-06-task.suspend.lean:23",
+        class: Class::Bug,
+        summary: "task.suspend counts an awaited promise as settled by its stored state only: a pending one past its deadline is awaited (200, callback registered) instead of 300",
+        hooks: &SuspendReadsStoredState,
+        witness: || {
+            vec![
+                at(T0, task_create("a", "p1", 60_000, LATER)),
+                at(T0, create("a.1", T0 + 10, none())),
+                at(T0 + 20, suspend("a", 1, &["a.1"])),
             ]
         },
     },
@@ -431,5 +446,43 @@ impl Hooks for ResumeIgnoresHalted {
         let halted = halted_awaiters(m, &id);
         next(m, timer, now);
         unbuffer(m, &id, &halted);
+    }
+}
+
+/// The TS server classifies the awaited promises by `awaitedPromise.state
+/// === "pending"` (`local.js:676`) where T-06:23 also reads the deadline:
+/// a pending promise past its deadline that nothing has timed out yet is
+/// awaited (callback registered, task suspended) instead of answering 300.
+/// (With eager timeouts the promises are settled first, so only a server
+/// that projects shows it.) The hook moves those deadlines past `now` for
+/// the spec's handler and puts them back.
+struct SuspendReadsStoredState;
+
+impl Hooks for SuspendReadsStoredState {
+    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+        let Request::TaskSuspend(r) = req else {
+            return next(m, req, now);
+        };
+        let mut moved: Vec<(String, Time)> = Vec::new();
+        for a in &r.actions {
+            let expired = m
+                .state
+                .get_promise(&a.awaited)
+                .filter(|p| p.state == PromiseState::Pending && p.timeout_at <= now)
+                .map(|p| p.timeout_at);
+            if let Some(at) = expired {
+                if !moved.iter().any(|(id, _)| *id == a.awaited) {
+                    moved.push((a.awaited.clone(), at));
+                }
+            }
+        }
+        for (id, _) in &moved {
+            patch_promise(m, id, |p| p.timeout_at = now + 1);
+        }
+        let res = next(m, req, now);
+        for (id, at) in &moved {
+            patch_promise(m, id, |p| p.timeout_at = *at);
+        }
+        res
     }
 }

@@ -11,6 +11,7 @@
 //! | `timeout-settled-at-now` | 02-timeouts:22 | a timed-out promise records `settledAt = now`, not its deadline |
 //! | `timeout-keeps-task` | 02-timeouts:27 | the promise timeout leaves its task (and the task's timeouts) as they were |
 //! | `timeout-no-resume` | 02-timeouts:40 | the promise timeout resumes none of its awaiters |
+//! | `timeout-skips-due-awaiters` | 02-timeouts:40 | the promise timeout does not resume an awaiter whose own promise is armed and due too (a batch tick: settle all, then resume; TS server B13, Rust server row 10) |
 //! | `retry-not-rearmed` | 02-timeouts:52 | a retry re-sends `execute` but is not re-armed |
 //! | `lease-timeout-keeps-pid` | 02-timeouts:67 | an expired lease returns the task to pending with its `pid` and `ttl` |
 
@@ -76,6 +77,23 @@ pub const ALL: &[Deviation] = &[
                 at(T0, create("a.1", T0 + 10, timer())),
                 at(T0, suspend("a", 1, &["a.1"])),
                 tick(T0 + 10),
+            ]
+        },
+    },
+    Deviation {
+        name: "timeout-skips-due-awaiters",
+        spec: "spec/02-actions/02-timeouts.lean:40",
+        class: Class::Bug,
+        summary: "the promise timeout does not resume an awaiter whose own promise is armed and past its deadline (it is timed out in the same batch), even in a cycle of awaits",
+        hooks: &TimeoutSkipsDueAwaiters,
+        witness: || {
+            vec![
+                at(T0, task_create("a", "p1", 60_000, T0 + 20)),
+                at(T0, create("a.1", T0 + 10, timer())),
+                at(T0, suspend("a", 1, &["a.1"])),
+                // Both due: a.1 fires first and, in the spec, resumes `a`
+                // (an execute) before `a` times out.
+                tick(T0 + 20),
             ]
         },
     },
@@ -228,5 +246,43 @@ impl Hooks for LeaseTimeoutKeepsPid {
                 t.ttl = ttl;
             });
         }
+    }
+}
+
+/// The TS server's tick (`local.js:873-950`), like the Rust server's,
+/// settles every due promise first, then fulfils their tasks (scrubbing them from all callbacks),
+/// then resumes the awaiters that are left: an awaiter whose own promise
+/// is due in the same tick is fulfilled, never resumed. Without a cycle
+/// that is the spec's awaiters-first order (latitude); in a cycle of
+/// awaits (`a` on `a.1`, `a.1` on `a`) no order of single firings gives it,
+/// since whichever fires first resumes the other. The hook drops from the
+/// firing promise's callbacks every awaiter whose promise is pending,
+/// armed and due at `now`. It applies to every firing through the hooks,
+/// so a server that also settles expired promises on access needs that
+/// written as a firing of the spec's own (`materialize-named-expired`),
+/// which this hook does not touch: a single settlement on access does
+/// resume an awaiter whose promise is due too.
+struct TimeoutSkipsDueAwaiters;
+
+impl Hooks for TimeoutSkipsDueAwaiters {
+    fn fire(&self, m: &mut Machine, timer: &Timer, now: Time, next: NextFire) {
+        if let Some((id, _)) = pending_listeners(m, timer) {
+            let due = |w: &str| {
+                w != id
+                    && m.state
+                        .get_promise(w)
+                        .is_some_and(|q| q.state == PromiseState::Pending && q.timeout_at <= now)
+                    && m.state.promise_timeouts().get(w).is_some()
+            };
+            let skipped: Vec<String> = m
+                .state
+                .get_promise(&id)
+                .map(|p| p.callbacks.iter().filter(|w| due(w)).cloned().collect())
+                .unwrap_or_default();
+            if !skipped.is_empty() {
+                patch_promise(m, &id, |p| p.callbacks.retain(|c| !skipped.contains(c)));
+            }
+        }
+        next(m, timer, now)
     }
 }

@@ -89,7 +89,10 @@ fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failur
         None => (None, Vec::new()),
     };
     // The flag wins, then what the trace was run with, then the profile.
-    if let Some(r) = t.retry_timeout.or(header.map(|h| h.retry_timeout())) {
+    if let Some(r) = t
+        .retry_timeout
+        .or(header.and_then(|h| h.options.retry_timeout))
+    {
         profile.retry_timeout = r;
     }
     let check_state = !t.no_state && header.is_none_or(|h| h.check_state());

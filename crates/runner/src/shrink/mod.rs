@@ -210,7 +210,11 @@ pub fn shrink(
         passes::delete_chunks(&mut s);
         passes::ticks(&mut s);
         passes::time(&mut s);
-        passes::values(&mut s);
+        if passes::values(&mut s) {
+            // A reshaping kept at the same size pays off only through the
+            // deletions it opens: look for them in this round.
+            passes::delete_chunks(&mut s);
+        }
         passes::rename(&mut s);
         if s.expired() || size(&s.best_steps) >= before {
             break;

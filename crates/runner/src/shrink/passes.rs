@@ -8,7 +8,7 @@ use model::types::Value;
 
 use super::Shrinker;
 use crate::edit::{rename_all, shift_from, Renamer};
-use model::names::{deadlines_mut, pid_mut, tags_mut, values_mut};
+use model::names::{create_mut, deadlines_mut, pid_mut, tags_mut, values_mut};
 
 /// Delta debugging: remove chunks, halves first, down to single steps.
 pub(super) fn delete_chunks(s: &mut Shrinker) {
@@ -59,20 +59,26 @@ pub(super) fn time(s: &mut Shrinker) {
     }
 }
 
-/// Simplify values one request at a time.
-pub(super) fn values(s: &mut Shrinker) {
+/// Simplify values one request at a time; returns whether anything was
+/// kept. A *reshaping* (a deadline moved to either side of its step, a
+/// promise made a timer) is kept even at the same size: it changes no
+/// step count by itself, but opens deletions the next pass can make.
+pub(super) fn values(s: &mut Shrinker) -> bool {
+    let mut kept = false;
     let mut i = 0;
     while i < s.best_steps.len() && !s.expired() {
         let pids = pids(&s.best_steps);
-        for variant in simplifications(&s.best_steps[i], &pids) {
+        for (variant, reshape) in simplifications(&s.best_steps[i], &pids) {
             let mut cand = s.best_steps.clone();
             cand[i] = variant;
-            if s.try_candidate(cand) {
+            if s.try_candidate_sized(cand, reshape) {
+                kept = true;
                 break;
             }
         }
         i += 1;
     }
+    kept
 }
 
 /// Every pid the trace names, in order of appearance.
@@ -91,28 +97,43 @@ fn pids(steps: &[Step]) -> Vec<String> {
     out
 }
 
-fn simplifications(step: &Step, pids: &[String]) -> Vec<Step> {
+/// A step's simplifications, each marked whether it is a reshaping.
+fn simplifications(step: &Step, pids: &[String]) -> Vec<(Step, bool)> {
     let Op::Request(r) = &step.op else {
         return Vec::new();
     };
-    let mut out: Vec<Request> = Vec::new();
-    let mut push = |f: &dyn Fn(&mut Request)| {
+    let mut out: Vec<(Request, bool)> = Vec::new();
+    let mut push = |reshape: bool, f: &dyn Fn(&mut Request)| {
         let mut c = r.clone();
         f(&mut c);
         if &c != r {
-            out.push(c);
+            out.push((c, reshape));
         }
     };
-    push(&|c| {
+    push(false, &|c| {
         for v in values_mut(c) {
             *v = Value::default();
         }
     });
-    // A deadline one millisecond after the step: what expires by the next
-    // step without the steps that used to make it expire.
-    push(&|c| {
+    // A deadline one millisecond after the step (what expires by the next
+    // step without the steps that used to make it expire) or before it
+    // (created expired: a task fulfilled at once, without the steps that
+    // used to fulfil it).
+    push(true, &|c| {
         for t in deadlines_mut(c) {
             *t = step.now + 1;
+        }
+    });
+    push(true, &|c| {
+        for t in deadlines_mut(c) {
+            *t = step.now.saturating_sub(1);
+        }
+    });
+    // A promise made a plain timer: armed without being a task, so the
+    // steps that only served its task can go.
+    push(true, &|c| {
+        if let Some(p) = create_mut(c) {
+            p.tags = [("resonate:timer".to_string(), "true".to_string())].into();
         }
     });
     let tag_keys: Vec<String> = {
@@ -123,7 +144,7 @@ fn simplifications(step: &Step, pids: &[String]) -> Vec<Step> {
             .collect()
     };
     for k in tag_keys {
-        push(&|c| {
+        push(false, &|c| {
             for t in tags_mut(c) {
                 t.remove(&k);
             }
@@ -132,7 +153,7 @@ fn simplifications(step: &Step, pids: &[String]) -> Vec<Step> {
     // One request's pid alone, to each other pid of the trace or a fresh
     // one: what separates "held by this pid" from "held by another".
     for other in pids.iter().map(String::as_str).chain(["p0"]) {
-        push(&|c| {
+        push(false, &|c| {
             if let Some(p) = pid_mut(c) {
                 *p = other.to_string();
             }
@@ -141,7 +162,7 @@ fn simplifications(step: &Step, pids: &[String]) -> Vec<Step> {
     match r {
         Request::TaskHeartbeat(h) if h.tasks.len() > 1 => {
             for i in 0..h.tasks.len() {
-                push(&|c| {
+                push(false, &|c| {
                     if let Request::TaskHeartbeat(h) = c {
                         h.tasks.remove(i);
                     }
@@ -150,7 +171,7 @@ fn simplifications(step: &Step, pids: &[String]) -> Vec<Step> {
         }
         Request::TaskSuspend(h) if h.actions.len() > 1 => {
             for i in 0..h.actions.len() {
-                push(&|c| {
+                push(false, &|c| {
                     if let Request::TaskSuspend(h) = c {
                         h.actions.remove(i);
                     }
@@ -160,9 +181,12 @@ fn simplifications(step: &Step, pids: &[String]) -> Vec<Step> {
         _ => {}
     }
     out.into_iter()
-        .map(|r| Step {
-            now: step.now,
-            op: Op::Request(r),
+        .map(|(r, reshape)| {
+            let step = Step {
+                now: step.now,
+                op: Op::Request(r),
+            };
+            (step, reshape)
         })
         .collect()
 }
