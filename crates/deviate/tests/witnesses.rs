@@ -105,26 +105,9 @@ fn shows(d: &'static deviate::Deviation, steps: &[gen::Step]) -> Option<bool> {
     None
 }
 
-#[test]
-fn witnesses_are_minimal_among_their_subsequences() {
-    for d in all() {
-        let steps = (d.witness)();
-        let n = steps.len();
-        assert!(n <= 12, "{}: witness too long to check", d.name);
-        for mask in 1u32..(1 << n) - 1 {
-            let sub: Vec<_> = (0..n)
-                .filter(|i| mask & (1 << i) != 0)
-                .map(|i| steps[i].clone())
-                .collect();
-            assert!(
-                shows(d, &sub).is_none(),
-                "{}: a witness of {} steps exists (mask {mask:b})",
-                d.name,
-                sub.len()
-            );
-        }
-    }
-}
+// Minimality is judged by the harness, latitude included
+// (`crates/runner/tests/witnesses.rs`): a shorter subsequence that differs
+// only in a way the spec's latitude allows is no witness.
 
 /// `cargo test -p resonate-deviate -- --nocapture catalogue_table` prints
 /// the catalogue: each witness's length, where it shows (the last step's
