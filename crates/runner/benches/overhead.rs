@@ -3,11 +3,11 @@
 //! keep-alive client sending the very same requests (and, for the state
 //! mode, the same `debug.snap` calls). Prints the figures and the ratios.
 //!
-//! `cargo bench -p resonate-runner --bench overhead [-- --target URL]`:
-//! without `--target`, against `conform serve` in this process; with it,
-//! against that server (loopback only; it must speak the debug surface and
-//! pass the traces, so point it at the reference server or run with
-//! `--no-state` … the bench stops at the first divergence it meets).
+//! `cargo bench -p resonate-runner --bench overhead [-- --target URL
+//! --profile NAME --baseline NAME]`: without `--target`, against `conform
+//! serve` in this process; with it, against that server (loopback only; it
+//! must pass the traces under the profile and baseline given, e.g. the
+//! TypeScript server with `--profile ts-eager --baseline ts-eager`).
 
 use std::time::{Duration, Instant};
 
@@ -24,9 +24,17 @@ const CASES: u64 = 30;
 const STEPS: usize = 100;
 const ROUNDS: usize = 3;
 
-fn traces() -> Vec<Vec<Step>> {
+/// The profile and baseline the harness runs under.
+struct Setup {
+    profile: Profile,
+    deviations: Vec<&'static deviate::Deviation>,
+}
+
+fn traces(profile: &Profile) -> Vec<Vec<Step>> {
     let cfg = GenConfig {
         steps: STEPS,
+        retry_timeout: profile.retry_timeout,
+        kinds: profile.kinds(),
         ..GenConfig::default()
     };
     (0..CASES)
@@ -66,9 +74,11 @@ fn bare(url: &str, traces: &[Vec<Step>], snap: bool) -> Duration {
     started.elapsed()
 }
 
-fn harness(url: &str, traces: &[Vec<Step>], check_state: bool) -> Duration {
-    let mut target = HttpTarget::new(url, Duration::from_secs(5)).unwrap();
-    let mut checker = Checker::new(Profile::default());
+fn harness(url: &str, traces: &[Vec<Step>], check_state: bool, setup: &Setup) -> Duration {
+    let mut target = HttpTarget::new(url, Duration::from_secs(5))
+        .unwrap()
+        .with_dialect(setup.profile.dialect);
+    let mut checker = Checker::with_deviations(setup.profile.clone(), setup.deviations.clone());
     let started = Instant::now();
     for t in traces {
         let ex = execute(
@@ -101,15 +111,28 @@ fn main() {
         runner::target::is_loopback_url(&url),
         "loopback targets only"
     );
-    let traces = traces();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let profile = arg("--profile").map_or_else(Profile::default, |p| Profile::load(&p).unwrap());
+    let deviations = arg("--baseline").map_or_else(Vec::new, |b| {
+        runner::baseline::Baseline::load(&b).unwrap().1
+    });
+    let setup = Setup {
+        profile,
+        deviations,
+    };
+    let traces = traces(&setup.profile);
     let steps = (CASES as usize * STEPS) as f64;
     let rate = |d: Duration| steps / d.as_secs_f64();
     let best = |f: &dyn Fn() -> Duration| (0..ROUNDS).map(|_| f()).min().unwrap();
-    let _ = harness(&url, &traces, true); // warm up
+    let _ = harness(&url, &traces, true, &setup); // warm up
     let bare_resp = best(&|| bare(&url, &traces, false));
-    let run_resp = best(&|| harness(&url, &traces, false));
+    let run_resp = best(&|| harness(&url, &traces, false, &setup));
     let bare_state = best(&|| bare(&url, &traces, true));
-    let run_state = best(&|| harness(&url, &traces, true));
+    let run_state = best(&|| harness(&url, &traces, true, &setup));
     println!("{CASES} cases x {STEPS} steps against {url}, best of {ROUNDS}");
     println!(
         "responses only:  bare client {:>8.0} steps/s, conform {:>8.0} steps/s, ratio {:.2}",
