@@ -13,7 +13,10 @@
 //!    a group, give each scenario its own ids (`a1`, `a1.1`, `b1` … then
 //!    `a2` …) and its own hour of time, and concatenate them;
 //! 4. replay each file in the model and record its responses (and, with
-//!    `--with-state`, the state after each step).
+//!    `--with-state`, the state after each step);
+//! 5. add, under `witnesses/`, every planted bug's hand-minimal witness
+//!    with the model's answers, so the corpus shows every planted bug at
+//!    the instant its witness fixes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -213,6 +216,7 @@ pub fn build(opts: &GoldenOptions) -> Vec<GoldenFile> {
             }
         }
     }
+    files.extend(witnesses(opts));
     files
 }
 
@@ -256,16 +260,38 @@ fn show(v: &Option<Value>) -> String {
 /// The golden files already in `dir`: `.ndjson` files whose header names
 /// a handler group.
 pub fn existing(dir: &Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(files) = crate::verify::golden_files(dir) else {
         return Vec::new();
     };
-    let mut v: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
+    files
+        .into_iter()
         .filter(|p| crate::trace::read(p).is_ok_and(|t| t.header.options.group.is_some()))
-        .collect();
-    v.sort();
-    v
+        .collect()
+}
+
+/// The planted bugs' witnesses as golden files (`witnesses/<name>`), each
+/// the deviation's hand-minimal trace with the model's answers: every
+/// planted bug shows on the corpus at the instant its witness fixes.
+fn witnesses(opts: &GoldenOptions) -> Vec<GoldenFile> {
+    deviate::all()
+        .map(|d| {
+            let group = format!("witnesses/{}", d.name);
+            let options = Options {
+                group: Some(group.clone()),
+                retry_timeout: Some(opts.retry_timeout),
+                with_state: Some(opts.with_state),
+                ..Options::default()
+            };
+            let steps = (d.witness)();
+            GoldenFile {
+                group,
+                trace: Trace {
+                    header: Header::new(None, None, options, None),
+                    lines: record(&steps, opts.retry_timeout, opts.with_state),
+                },
+            }
+        })
+        .collect()
 }
 
 /// Write the corpus into `dir`, one `<group>.ndjson` per group, after
@@ -277,6 +303,7 @@ pub fn write(dir: &Path, files: &[GoldenFile]) -> std::io::Result<()> {
         std::fs::remove_file(old)?;
     }
     for f in files {
+        // `trace::write` creates the `witnesses/` directory as needed.
         crate::trace::write(&dir.join(format!("{}.ndjson", f.group)), &f.trace)?;
     }
     Ok(())

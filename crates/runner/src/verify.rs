@@ -23,15 +23,21 @@ use crate::repro::Reach;
 use crate::target::Target;
 use crate::trace::{self, Trace, TraceError};
 
-/// Every `.ndjson` file under `path` (or `path` itself), sorted.
+/// Every `.ndjson` file under `path`, subdirectories included (or `path`
+/// itself), sorted.
 pub fn golden_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     if path.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let mut v: Vec<PathBuf> = std::fs::read_dir(path)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
-        .collect();
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(path)? {
+        let p = e?.path();
+        if p.is_dir() {
+            v.extend(golden_files(&p)?);
+        } else if p.extension().is_some_and(|x| x == "ndjson") {
+            v.push(p);
+        }
+    }
     v.sort();
     Ok(v)
 }
