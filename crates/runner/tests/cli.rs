@@ -283,3 +283,57 @@ fn a_missing_trace_file_says_it_cannot_be_read() {
     assert_eq!(code, 2);
     assert!(err.contains("cannot read trace"), "{err}");
 }
+
+#[test]
+fn a_remote_target_is_refused_without_the_flag_that_names_the_risk() {
+    // Never connected to: refused before any request.
+    let (code, _, err) = run(conform().args(["run", "--target", "http://10.1.2.3:8001"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--allow-remote-target") && err.contains("wiped"),
+        "{err}"
+    );
+    // The flag parses; a URL that is not http(s) is still refused, before
+    // any connection is tried.
+    let (code, _, err) = run(conform().args([
+        "run",
+        "--allow-remote-target",
+        "--target",
+        "ftp://10.1.2.3/",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("expected an http:// URL"), "{err}");
+}
+
+#[test]
+fn diffs_are_coloured_only_when_asked_or_on_a_terminal() {
+    let (mut server, url) = serve_mutant("halt-not-idempotent");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.ndjson");
+    std::fs::write(
+        &f,
+        concat!(
+            "{\"kind\":\"task.create\",\"now\":1,\"req\":{\"pid\":\"p\",\"ttl\":100,\"action\":{\"kind\":\"promise.create\",\"head\":{\"corrId\":\"\",\"version\":\"2026-04-01\"},\"data\":{\"id\":\"a\",\"timeoutAt\":100000,\"param\":{},\"tags\":{\"resonate:target\":\"poll://any@w\"}}}}}\n",
+            "{\"kind\":\"task.halt\",\"now\":2,\"req\":{\"id\":\"a\"}}\n",
+            "{\"kind\":\"task.halt\",\"now\":3,\"req\":{\"id\":\"a\"}}\n",
+        ),
+    )
+    .unwrap();
+    let replay = |color: &str| {
+        run(conform()
+            .args(["replay", "--color", color, "--target", &url])
+            .arg(&f))
+    };
+    let (code, out, _) = replay("always");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("\u{1b}[31m") && out.contains("\u{1b}[32m"),
+        "{out}"
+    );
+    let (_, out, _) = replay("never");
+    assert!(!out.contains('\u{1b}'), "{out}");
+    // Piped (not a terminal): auto is plain.
+    let (_, out, _) = replay("auto");
+    assert!(!out.contains('\u{1b}'), "{out}");
+    server.kill().unwrap();
+}
