@@ -38,6 +38,8 @@ pub struct HuntConfig {
     /// The profile the checker runs under (its retry timeout is the
     /// served model's too).
     pub profile: Profile,
+    /// Percent of requests that are validation probes.
+    pub probe_pct: u64,
 }
 
 impl Default for HuntConfig {
@@ -49,6 +51,7 @@ impl Default for HuntConfig {
             shrink_time: Duration::from_secs(10),
             baseline: Vec::new(),
             profile: Profile::default(),
+            probe_pct: 0,
         }
     }
 }
@@ -92,8 +95,26 @@ pub fn hunt(bug: &'static Deviation, cfg: &HuntConfig) -> Hunted {
     let config = ServerConfig {
         retry_timeout: cfg.profile.retry_timeout,
     };
-    let server = LocalServer::new(config, devs, false);
-    hunt_on(bug, &mut LocalTarget::new(server), cfg)
+    let mut server = LocalServer::new(config, devs, false);
+    let mut cfg = cfg.clone();
+    if probe_only(bug) {
+        // A bug only a validation probe reaches: a server without the
+        // Rust server's rules, and probes in the traffic.
+        server = server.without_validation();
+        cfg.probe_pct = cfg.probe_pct.max(10);
+    }
+    hunt_on(bug, &mut LocalTarget::new(server), &cfg)
+}
+
+/// Whether `bug`'s witness needs a validation probe (a request the Rust
+/// server's rules refuse).
+pub fn probe_only(bug: &Deviation) -> bool {
+    let mut m = model::machine::Machine::default();
+    (bug.witness)().iter().any(|s| {
+        let probe = gen::is_probe(s, &m);
+        gen::apply(&mut m, s);
+        probe
+    })
 }
 
 /// Hunt `bug` played by `target` (which must carry `bug` and the baseline).
@@ -105,6 +126,7 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
         steps: cfg.steps,
         retry_timeout: profile.retry_timeout,
         kinds: profile.kinds(),
+        probe_pct: cfg.probe_pct,
         ..gen::GenConfig::default()
     };
     let opts = ExecOptions { check_state: true };
@@ -160,6 +182,8 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
 /// departure takes the path the bug is on): an equivalent mutant under that
 /// baseline, not a blindness of the harness.
 pub fn unobservable_under(bug: &'static Deviation, baseline: &[&'static Deviation]) -> bool {
+    let baseline: Vec<&'static Deviation> =
+        baseline.iter().copied().filter(|d| *d != bug).collect();
     let config = ServerConfig::default();
     let cfg = gen::GenConfig {
         steps: 60,

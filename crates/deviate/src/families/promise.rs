@@ -22,6 +22,7 @@
 //! | `callback-expired-awaiter` | P-04:17 | the callback is recorded for an awaiter past its deadline |
 //! | `callback-on-settled-resumes` | P-04:28 | a callback on a settled promise resumes or buffers the awaiter (Rust server, row 05) |
 //! | `listener-refuses-internal` | P-05:10 | `register_listener` answers 422 for a promise with neither target nor timer, settled or not (TS server, B3) |
+//! | `empty-target-is-no-target` | P-02:20 | an empty `resonate:target` counts as no target: no task, no timeout (TS server, B11; reached by validation probing) |
 //! | `listener-past-deadline` | P-05:11 | a listener is recorded on a pending promise past its deadline |
 
 use model::actions::promise_create::to_nat;
@@ -261,6 +262,14 @@ pub const ALL: &[Deviation] = &[
         },
     },
     Deviation {
+        name: "empty-target-is-no-target",
+        spec: "spec/02-actions/P-02-promise.create.lean:20",
+        class: Class::Bug,
+        summary: "promise.create with an empty resonate:target stores the tag but treats the promise as having no target: no task, no execute, no promise timeout (the tag is read by truthiness, not presence)",
+        hooks: &EmptyTargetIsNoTarget,
+        witness: || vec![at(T0, create("a", LATER, tags(&[(TARGET, "")])))],
+    },
+    Deviation {
         name: "listener-past-deadline",
         spec: "spec/02-actions/P-05-promise.register_listener.lean:11",
         class: Class::Bug,
@@ -425,6 +434,34 @@ impl Hooks for TimerWithoutTargetUnarmed {
         let res = next(m, req, now);
         if fresh && m.state.get_promise(&c.id).is_some() {
             m.state.del_promise_timeout(&c.id);
+        }
+        res
+    }
+}
+
+/// A target read by truthiness (`if (address)`, as in JavaScript): an
+/// empty `resonate:target` counts as none, though `Tags.has` counts any
+/// value (`state.lean:8`). Only the Rust server's validation keeps empty
+/// targets out; validation probing sends them.
+struct EmptyTargetIsNoTarget;
+
+impl Hooks for EmptyTargetIsNoTarget {
+    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+        let Request::PromiseCreate(c) = req else {
+            return next(m, req, now);
+        };
+        let empty = c.tags.get(TARGET).is_some_and(String::is_empty);
+        if !empty || m.state.get_promise(&c.id).is_some() {
+            return next(m, req, now);
+        }
+        let mut stripped = c.clone();
+        stripped.tags.remove(TARGET);
+        let mut res = next(m, &Request::PromiseCreate(stripped), now);
+        patch_promise(m, &c.id, |p| {
+            p.tags.insert(TARGET.to_string(), String::new());
+        });
+        if let Some(r) = record_mut(&mut res) {
+            r.tags.insert(TARGET.to_string(), String::new());
         }
         res
     }

@@ -152,6 +152,10 @@ pub struct ServeArgs {
     /// List the planted bugs and exit.
     #[arg(long)]
     pub list_mutants: bool,
+    /// Serve without the Rust server's 400 rules (the spec has none), as a
+    /// server without them would: validation probes then reach the model.
+    #[arg(long)]
+    pub no_validation: bool,
 }
 
 /// `conform run`.

@@ -217,6 +217,7 @@ fn serve_cmd(a: ServeArgs) -> Result<Verdict, Failure> {
         retry_timeout: a.retry_timeout,
         materialize: a.materialize,
         mutants: a.mutant,
+        validate: !a.no_validation,
     };
     match serve::run_blocking(opts) {
         Ok(()) => Ok(Verdict::Clean),
@@ -500,6 +501,7 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
         budget_steps: a.budget_steps,
         shrink_time: Duration::from_secs(a.shrink_time),
         baseline: baseline.clone(),
+        probe_pct: 0,
         profile: match &a.profile {
             Some(p) => Profile::load(p).map_err(bad)?,
             None => Profile::default(),
@@ -521,6 +523,13 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
     );
     let mut rows = Vec::new();
     for bug in bugs {
+        if baseline.contains(&bug) {
+            say!(
+                "  {:<34} in the baseline: a known departure there, not a planted bug",
+                bug.name
+            );
+            continue;
+        }
         let row = if a.http {
             let mut names = vec![bug.name.to_string()];
             names.extend(
@@ -529,27 +538,34 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
                     .filter(|d| **d != bug)
                     .map(|d| d.name.to_string()),
             );
+            let probing = mutants::probe_only(bug);
             let server = serve::spawn(ServeOptions {
                 mutants: names,
                 retry_timeout: cfg.profile.retry_timeout,
+                validate: !probing,
                 ..ServeOptions::default()
             })
             .map_err(|e| fault(format!("cannot serve {}: {e}", bug.name)))?;
             let mut t = HttpTarget::new(&server.url(), Duration::from_secs(5)).map_err(fault)?;
+            let cfg = mutants::HuntConfig {
+                probe_pct: if probing { 10 } else { 0 },
+                ..cfg.clone()
+            };
             mutants::hunt_on(bug, &mut t, &cfg)
         } else {
             mutants::hunt(bug, &cfg)
         };
-        say!(
-            "  {:<34} {}",
-            row.name,
-            row.kill
-                .as_ref()
-                .map_or("SURVIVED".to_string(), |k| format!(
-                    "killed at step {} ({:.3}s), shrunk to {} (minimal {})",
-                    k.steps, k.seconds, k.shrunk, row.minimal
-                ))
-        );
+        let outcome = match &row.kill {
+            Some(k) => format!(
+                "killed at step {} ({:.3}s), shrunk to {} (minimal {})",
+                k.steps, k.seconds, k.shrunk, row.minimal
+            ),
+            None if !baseline.is_empty() && mutants::unobservable_under(bug, &baseline) => {
+                "equivalent: this baseline's departures leave it nothing to change (the same answers and states on 300 traces)".to_string()
+            }
+            None => "SURVIVED".to_string(),
+        };
+        say!("  {:<34} {outcome}", row.name);
         rows.push(row);
     }
     let _ = write!(std::io::stdout(), "{}", mutants::table(&rows));

@@ -40,8 +40,12 @@ impl Shared {
         let config = ServerConfig {
             retry_timeout: opts.retry_timeout,
         };
+        let mut server = LocalServer::new(config, deviations, opts.materialize);
+        if !opts.validate {
+            server = server.without_validation();
+        }
         Ok(Shared {
-            server: Mutex::new(LocalServer::new(config, deviations, opts.materialize)),
+            server: Mutex::new(server),
             debug_mode: AtomicBool::new(false),
             last_now: AtomicU64::new(0),
         })

@@ -40,6 +40,8 @@ pub struct ServeOptions {
     pub materialize: bool,
     /// Planted bugs, by catalogue name (`deviate::names`), outermost first.
     pub mutants: Vec<String>,
+    /// Apply the Rust server's 400 rules (`model::wire::validate`).
+    pub validate: bool,
 }
 
 impl Default for ServeOptions {
@@ -50,6 +52,7 @@ impl Default for ServeOptions {
             retry_timeout: model::state::DEFAULT_RETRY_TIMEOUT,
             materialize: false,
             mutants: Vec::new(),
+            validate: true,
         }
     }
 }
