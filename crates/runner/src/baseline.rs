@@ -11,8 +11,6 @@
 //! Built-in baselines (`ts-eager`, `ts-none`, `resonate`) live in
 //! `crates/runner/baselines/`.
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use deviate::Deviation;
@@ -54,23 +52,8 @@ impl Baseline {
     /// names the file (or the known names), the JSON position, or the
     /// unknown deviation.
     pub fn load(name_or_path: &str) -> Result<(Baseline, Vec<&'static Deviation>), String> {
-        let (origin, text) = match BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
-            Some((n, text)) => (format!("built-in baseline {n}"), text.to_string()),
-            None => {
-                let path = Path::new(name_or_path);
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
-                    format!(
-                        "{}: {e} (built-in baselines: {})",
-                        path.display(),
-                        names.join(", ")
-                    )
-                })?;
-                (path.display().to_string(), text)
-            }
-        };
-        let b: Baseline = serde_json::from_str(&text)
-            .map_err(|e| format!("{origin}: line {} column {}: {e}", e.line(), e.column()))?;
+        let (origin, b): (String, Baseline) =
+            crate::builtin::load(name_or_path, BUILT_IN, "baseline")?;
         let devs =
             deviate::catalogue::resolve(&b.deviations).map_err(|e| format!("{origin}: {e}"))?;
         Ok((b, devs))

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod baseline;
+pub mod builtin;
 pub mod check;
 pub mod compare;
 pub mod edit;

@@ -13,10 +13,8 @@
 //! one JSON file each with a `reasons` object saying why each setting is
 //! what it is; `--profile PATH` loads any file of the same shape.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use crate::target::Dialect;
 
@@ -66,23 +64,8 @@ impl Profile {
     /// A built-in profile by name, or a profile file by path; the error
     /// names the file (or the known names) and the JSON position.
     pub fn load(name_or_path: &str) -> Result<Profile, String> {
-        let (origin, text) = match BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
-            Some((n, text)) => (format!("built-in profile {n}"), text.to_string()),
-            None => {
-                let path = Path::new(name_or_path);
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
-                    format!(
-                        "{}: {e} (built-in profiles: {})",
-                        path.display(),
-                        names.join(", ")
-                    )
-                })?;
-                (path.display().to_string(), text)
-            }
-        };
-        let p: Profile = serde_json::from_str(&text)
-            .map_err(|e| format!("{origin}: line {} column {}: {e}", e.line(), e.column()))?;
+        let (origin, p): (String, Profile) =
+            crate::builtin::load(name_or_path, BUILT_IN, "profile")?;
         p.check().map_err(|e| format!("{origin}: {e}"))?;
         Ok(p)
     }
