@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+mod common;
+
 fn conform() -> Command {
     Command::new(env!("CARGO_BIN_EXE_conform"))
 }
@@ -122,22 +124,7 @@ fn export_writes_the_spec_format() {
 
 /// Start `conform serve` with a planted bug; returns the child and its URL.
 fn serve_mutant(name: &str) -> (std::process::Child, String) {
-    use std::io::BufRead;
-    let mut child = conform()
-        .args(["serve", "--port", "0", "--mutant", name])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("prints its address")
-        .to_string();
-    (child, url)
+    common::spawn_listening(conform().args(["serve", "--port", "0", "--mutant", name]))
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! commands, `shrink`'s replay command and `check`'s replay command are
 //! executed as printed, and each diverges again in the same class.
 
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
+
+mod common;
 
 fn conform() -> Command {
     Command::new(env!("CARGO_BIN_EXE_conform"))
@@ -16,17 +17,7 @@ fn serve(mutants: &[&str]) -> (Child, String) {
     for m in mutants {
         cmd.args(["--mutant", m]);
     }
-    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
-    (child, url)
+    common::spawn_listening(&mut cmd)
 }
 
 /// Run a printed command line (paths here hold no spaces) in `dir`.

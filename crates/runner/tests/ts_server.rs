@@ -7,10 +7,11 @@
 //! tests say so and pass, unless `CONFORM_REQUIRE_NODE=1` (as `.ci/run`
 //! sets it), which makes a missing Node.js a failure: CI never skips them.
 
-use std::io::BufRead;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
+
+mod common;
 
 use runner::baseline::Baseline;
 use runner::profile::Profile;
@@ -60,21 +61,11 @@ struct Shim {
 
 impl Shim {
     fn start(mode: &str) -> Shim {
-        let mut child = Command::new("node")
-            .arg(shim_dir().join("server.mjs"))
-            .args(["--port", "0", "--timeout-mode", mode])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("node starts");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("the shim printed {line:?}"))
-            .to_string();
+        let (child, url) = common::spawn_listening(
+            Command::new("node")
+                .arg(shim_dir().join("server.mjs"))
+                .args(["--port", "0", "--timeout-mode", mode]),
+        );
         Shim { child, url }
     }
 }

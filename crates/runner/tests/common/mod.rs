@@ -161,3 +161,22 @@ pub fn refused_url() -> String {
     drop(l);
     url
 }
+
+/// Start a server that prints `listening on URL` first (`conform serve`,
+/// the TypeScript shim); the child and the URL.
+pub fn spawn_listening(cmd: &mut std::process::Command) -> (std::process::Child, String) {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().expect("piped"))
+        .read_line(&mut line)
+        .expect("the server prints its address");
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("printed {line:?}, not its address"))
+        .to_string();
+    (child, url)
+}
