@@ -265,7 +265,7 @@ pub const ALL: &[Deviation] = &[
         name: "empty-target-is-no-target",
         spec: "spec/02-actions/P-02-promise.create.lean:20",
         class: Class::Bug,
-        summary: "promise.create with an empty resonate:target stores the tag but treats the promise as having no target: no task, no execute, no promise timeout (the tag is read by truthiness, not presence)",
+        summary: "an empty resonate:target is stored but read as no target (by truthiness, not presence): promise.create makes no task, no execute, no promise timeout, and later requests naming the promise see no target either",
         hooks: &EmptyTargetIsNoTarget,
         witness: || vec![at(T0, create("a", LATER, tags(&[(TARGET, "")])))],
     },
@@ -447,23 +447,50 @@ struct EmptyTargetIsNoTarget;
 
 impl Hooks for EmptyTargetIsNoTarget {
     fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
-        let Request::PromiseCreate(c) = req else {
-            return next(m, req, now);
-        };
-        let empty = c.tags.get(TARGET).is_some_and(String::is_empty);
-        if !empty || m.state.get_promise(&c.id).is_some() {
+        if let Request::PromiseCreate(c) = req {
+            let empty = c.tags.get(TARGET).is_some_and(String::is_empty);
+            if empty && m.state.get_promise(&c.id).is_none() {
+                let mut stripped = c.clone();
+                stripped.tags.remove(TARGET);
+                let mut res = next(m, &Request::PromiseCreate(stripped), now);
+                restore_empty_targets(m, std::slice::from_ref(&c.id), &mut res);
+                return res;
+            }
             return next(m, req, now);
         }
-        let mut stripped = c.clone();
-        stripped.tags.remove(TARGET);
-        let mut res = next(m, &Request::PromiseCreate(stripped), now);
-        patch_promise(m, &c.id, |p| {
+        // Every other handler reads the named promises' targets the same
+        // way: an empty one is none while the handler runs.
+        let blanked: Vec<String> = model::names::ids(req)
+            .into_iter()
+            .filter(|id| {
+                m.state
+                    .get_promise(id)
+                    .is_some_and(|p| p.tags.get(TARGET).is_some_and(String::is_empty))
+            })
+            .collect();
+        for id in &blanked {
+            patch_promise(m, id, |p| {
+                p.tags.remove(TARGET);
+            });
+        }
+        let mut res = next(m, req, now);
+        restore_empty_targets(m, &blanked, &mut res);
+        res
+    }
+}
+
+/// Put the empty `resonate:target` back on the promises (and the answered
+/// record) it was taken from: the server stores and answers the tag.
+fn restore_empty_targets(m: &mut Machine, ids: &[String], res: &mut Response) {
+    for id in ids {
+        patch_promise(m, id, |p| {
             p.tags.insert(TARGET.to_string(), String::new());
         });
-        if let Some(r) = record_mut(&mut res) {
+    }
+    if let Some(r) = record_mut(res) {
+        if ids.contains(&r.id) {
             r.tags.insert(TARGET.to_string(), String::new());
         }
-        res
     }
 }
 
