@@ -1,7 +1,8 @@
 //! Every deviation is real and minimal-witnessed: on its witness trace the
 //! deviant and the model agree (response and state view) on every step but
 //! the last, and differ on the last; the witness is well formed under the
-//! wire's rules; names are unique and spec lines point into the spec.
+//! wire's rules (or a validation probe); names are unique and spec lines
+//! point into the spec.
 
 use std::collections::BTreeSet;
 
@@ -13,41 +14,8 @@ use model::view::StateView;
 #[test]
 fn every_deviation_shows_on_its_witness_at_the_last_step_only() {
     for d in all() {
-        let steps = (d.witness)();
-        assert!(!steps.is_empty(), "{}: empty witness", d.name);
-        let mut spec = Machine::new(ServerConfig::default());
-        let mut dev = Deviant::new(ServerConfig::default(), vec![d]);
-        let mut check = Machine::new(ServerConfig::default());
-        for (i, s) in steps.iter().enumerate() {
-            if let Err(e) = gen::well_formed(s, &check) {
-                // A validation probe (the spec takes it; the Rust server's
-                // rules refuse it) is a witness step only a server without
-                // those rules sees.
-                assert!(
-                    gen::is_probe(s, &check),
-                    "{}: witness step {i} is not well formed: {e}",
-                    d.name
-                );
-            }
-            gen::apply(&mut check, s);
-            let a = gen::apply(&mut spec, s).map(|r| {
-                let gen::Op::Request(q) = &s.op else {
-                    unreachable!()
-                };
-                model::wire::encode_response(q.kind(), &r, "w")
-            });
-            let b = dev.step(s).map(|r| {
-                let gen::Op::Request(q) = &s.op else {
-                    unreachable!()
-                };
-                dev.encode(q, &r, "w")
-            });
-            let same = a == b && StateView::of(&spec.state) == StateView::of(&dev.state);
-            if i + 1 < steps.len() {
-                assert!(same, "{}: differs already at witness step {i}", d.name);
-            } else {
-                assert!(!same, "{}: its witness does not show it", d.name);
-            }
+        if let Err(why) = shows(d, &(d.witness)()) {
+            panic!("{}: {why}", d.name);
         }
     }
 }
@@ -75,41 +43,47 @@ fn names_are_unique_kebab_case_and_spec_lines_point_into_the_spec() {
     }
 }
 
-/// How a witness trace plays out: `None` if it is not a witness (not well
-/// formed, differs early, or not at all), else whether the last step's
-/// response differs (`true`) or only the state (`false`).
-fn shows(d: &'static deviate::Deviation, steps: &[gen::Step]) -> Option<bool> {
+/// How a witness trace plays out: whether the last step's response differs
+/// (`true`) or only the state (`false`), or why it is no witness (empty, not
+/// well formed, `now` going back, differing early, or not at all). A
+/// validation probe (the spec takes it; the Rust server's rules refuse it)
+/// is a witness step only a server without those rules sees.
+fn shows(d: &'static deviate::Deviation, steps: &[gen::Step]) -> Result<bool, String> {
     let mut spec = Machine::new(ServerConfig::default());
     let mut dev = Deviant::new(ServerConfig::default(), vec![d]);
     let mut last = 0;
     for (i, s) in steps.iter().enumerate() {
-        if s.now < last || (gen::well_formed(s, &spec).is_err() && !gen::is_probe(s, &spec)) {
-            return None;
+        if s.now < last {
+            return Err(format!("step {i}: now goes back"));
+        }
+        if let Err(e) = gen::well_formed(s, &spec) {
+            if !gen::is_probe(s, &spec) {
+                return Err(format!("step {i} is not well formed: {e}"));
+            }
         }
         last = s.now;
-        let a = gen::apply(&mut spec, s).map(|r| {
+        let encode = |r: Option<model::api::Response>, dev: Option<&Deviant>| {
             let gen::Op::Request(q) = &s.op else {
-                unreachable!()
+                return None;
             };
-            model::wire::encode_response(q.kind(), &r, "w")
-        });
-        let b = dev.step(s).map(|r| {
-            let gen::Op::Request(q) = &s.op else {
-                unreachable!()
-            };
-            dev.encode(q, &r, "w")
-        });
+            r.map(|r| match dev {
+                Some(dv) => dv.encode(q, &r, "w"),
+                None => model::wire::encode_response(q.kind(), &r, "w"),
+            })
+        };
+        let a = encode(gen::apply(&mut spec, s), None);
+        let b = dev.step(s);
+        let b = encode(b, Some(&dev));
         let same_response = a == b;
         let same = same_response && StateView::of(&spec.state) == StateView::of(&dev.state);
-        if i + 1 < steps.len() {
-            if !same {
-                return None;
-            }
-        } else {
-            return (!same).then_some(!same_response);
+        match (i + 1 < steps.len(), same) {
+            (true, false) => return Err(format!("differs already at step {i}")),
+            (false, false) => return Ok(!same_response),
+            (false, true) => return Err("does not show it".into()),
+            (true, true) => {}
         }
     }
-    None
+    Err("empty witness".into())
 }
 
 // Minimality is judged by the harness, latitude included
@@ -142,13 +116,13 @@ fn catalogue_table() {
         for d in ds {
             let steps = (d.witness)();
             let shows_in = match shows(d, &steps) {
-                Some(true) => "response",
-                Some(false) => "state",
-                None => panic!("{}: not a witness", d.name),
+                Ok(true) => "response",
+                Ok(false) => "state",
+                Err(why) => panic!("{}: not a witness: {why}", d.name),
             };
             let mut later = steps.clone();
             later.last_mut().expect("non-empty").now += 1;
-            let exact = shows(d, &later).is_none();
+            let exact = shows(d, &later).is_err();
             println!(
                 "| {} | {} | {} | {} | {} | {} |",
                 d.name,

@@ -48,7 +48,7 @@ pub use coverage::{coverage, Coverage};
 pub use dice::{case_seed, seeded_rng};
 pub use generator::{generate, trace_strategy, Generator};
 pub use repair::repair;
-pub use rules::{is_probe, well_formed};
+pub use rules::{is_probe, probe_rule, well_formed};
 
 /// What one step does.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -33,9 +33,17 @@ pub fn well_formed(step: &Step, m: &Machine) -> Result<(), String> {
 /// Whether `step` is a validation probe ([`crate::GenConfig::probe_pct`]):
 /// a request the servers' decoder reads but their 400 rules refuse.
 pub fn is_probe(step: &Step, m: &Machine) -> bool {
+    probe_rule(step, m).is_some()
+}
+
+/// The one rule a validation probe breaks (`model::wire::validate`'s
+/// message), or `None` when `step` is no probe.
+pub fn probe_rule(step: &Step, m: &Machine) -> Option<String> {
     match &step.op {
-        Op::Tick => false,
-        Op::Request(r) => model::wire::validate(r, m.calendar()).is_err() && decodable(r).is_ok(),
+        Op::Tick => None,
+        Op::Request(r) => decodable(r)
+            .ok()
+            .and_then(|()| model::wire::validate(r, m.calendar()).err()),
     }
 }
 

@@ -172,11 +172,8 @@ pub fn execute(
 /// The kind and the rule a validation probe breaks, if the step is one.
 fn probe_rule(checker: &Checker, step: &Step) -> Option<(&'static str, String)> {
     match &step.op {
-        gen::Op::Request(r) if gen::is_probe(step, &checker.model) => {
-            let rule = model::wire::validate(r, checker.model.calendar()).err()?;
-            Some((r.kind(), rule))
-        }
-        _ => None,
+        gen::Op::Request(r) => Some((r.kind(), gen::probe_rule(step, &checker.model)?)),
+        gen::Op::Tick => None,
     }
 }
 
