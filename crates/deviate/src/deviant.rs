@@ -40,7 +40,8 @@ impl Deviant {
 
     /// Apply one request at `now`.
     pub fn apply(&mut self, req: &Request, now: Time) -> Response {
-        apply_through(&self.deviations, &mut self.machine, req, now)
+        let devs = &self.deviations;
+        apply_through(devs, devs, &mut self.machine, req, now)
     }
 
     /// Fire one timer at `now`.
@@ -52,8 +53,7 @@ impl Deviant {
     /// through the deviations.
     pub fn tick(&mut self, now: Time) -> Vec<Timer> {
         let devs = &self.deviations;
-        self.machine
-            .tick_with(now, |m, t| fire_through(devs, m, t, now))
+        tick_through(devs, devs, &mut self.machine, now)
     }
 
     /// One step: a request (its response) or a tick (`None`).
@@ -65,6 +65,12 @@ impl Deviant {
                 None
             }
         }
+    }
+
+    /// The generator's step for this model: each step goes through the same
+    /// deviations, so a generator reads the state this model would have.
+    pub fn stepper(&self) -> gen::Stepper {
+        stepper(self.deviations.clone())
     }
 
     /// The response envelope of `res` to `req`, as the deviant server
@@ -91,12 +97,49 @@ impl DerefMut for Deviant {
     }
 }
 
-fn apply_through(devs: &[&Deviation], m: &mut Machine, req: &Request, now: Time) -> Response {
+/// The generator's step through `deviations` (none: the spec's step).
+pub fn stepper(deviations: Vec<&'static Deviation>) -> gen::Stepper {
+    if deviations.is_empty() {
+        return gen::Stepper::spec();
+    }
+    gen::Stepper::new(move |m, step| match &step.op {
+        gen::Op::Request(r) => {
+            apply_through(&deviations, &deviations, m, r, step.now);
+        }
+        gen::Op::Tick => {
+            tick_through(&deviations, &deviations, m, step.now);
+        }
+    })
+}
+
+/// `req` through `devs` (the rest of `all`, outermost first); a firing on
+/// access goes through `all`.
+fn apply_through(
+    all: &[&Deviation],
+    devs: &[&Deviation],
+    m: &mut Machine,
+    req: &Request,
+    now: Time,
+) -> Response {
     match devs.split_first() {
         None => m.apply(req, now),
+        Some((d, rest)) => d.hooks.apply_firing(
+            m,
+            req,
+            now,
+            &mut |m, r, t| apply_through(all, rest, m, r, t),
+            &|m, timer, t| fire_through(all, m, timer, t),
+        ),
+    }
+}
+
+/// A tick through `devs` (the rest of `all`); each timer fires through `all`.
+fn tick_through(all: &[&Deviation], devs: &[&Deviation], m: &mut Machine, now: Time) -> Vec<Timer> {
+    match devs.split_first() {
+        None => m.tick_with(now, |m, t| fire_through(all, m, t, now)),
         Some((d, rest)) => d
             .hooks
-            .apply(m, req, now, &mut |m, r, t| apply_through(rest, m, r, t)),
+            .tick(m, now, &mut |m, n| tick_through(all, rest, m, n)),
     }
 }
 

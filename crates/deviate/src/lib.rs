@@ -3,7 +3,8 @@
 //! A [`Deviation`] is one clause of the Lean done differently, written as a
 //! change of the model's behaviour rather than of its code: hooks around
 //! the spec's handling of a request ([`Hooks::apply`]), of a timer
-//! ([`Hooks::fire`]) and of the encoded response ([`Hooks::encode`]). The
+//! ([`Hooks::fire`]), of a tick ([`Hooks::tick`]) and of the encoded
+//! response ([`Hooks::encode`]). The
 //! same catalogue serves two purposes:
 //!
 //! - **planted bugs**: `conform serve --mutant NAME` serves the model with
@@ -28,7 +29,7 @@ mod deviant;
 pub mod families;
 
 pub use catalogue::{all, lookup, names};
-pub use deviant::Deviant;
+pub use deviant::{stepper, Deviant};
 
 use gen::Step;
 use model::api::{Request, Response};
@@ -61,6 +62,12 @@ impl Class {
 pub type Next<'a> = &'a mut dyn FnMut(&mut Machine, &Request, Time) -> Response;
 /// The spec's firing of a timer, or the next deviation's.
 pub type NextFire<'a> = &'a mut dyn FnMut(&mut Machine, &Timer, Time);
+/// The spec's tick (every due timer, each through the firing hooks), or the
+/// next deviation's; returns the timers fired.
+pub type NextTick<'a> = &'a mut dyn FnMut(&mut Machine, Time) -> Vec<Timer>;
+/// The server's own firing of one timer: through every deviation's
+/// [`Hooks::fire`], as a tick fires it.
+pub type Fire<'a> = &'a dyn Fn(&mut Machine, &Timer, Time);
 
 /// How a deviation changes the model. Every hook defaults to the spec's
 /// behaviour (`next`), so a deviation overrides only what it changes.
@@ -72,9 +79,32 @@ pub trait Hooks: Sync {
         next(m, req, now)
     }
 
+    /// Handle `req` at `now` where the server may fire timers on access
+    /// (`fire`: its own firing, deviations included, so a server that
+    /// settles expired promises when a request names them settles them as
+    /// its timeout does). Defaults to [`Hooks::apply`].
+    fn apply_firing(
+        &self,
+        m: &mut Machine,
+        req: &Request,
+        now: Time,
+        next: Next,
+        _fire: Fire,
+    ) -> Response {
+        self.apply(m, req, now, next)
+    }
+
     /// Fire `timer` at `now`; `next` is the spec's transition.
     fn fire(&self, m: &mut Machine, timer: &Timer, now: Time, next: NextFire) {
         next(m, timer, now)
+    }
+
+    /// Tick at `now`; `next` is the spec's tick (what is due fired one by
+    /// one through [`Hooks::fire`]). For departures of the tick as a whole
+    /// (its order, its batching) that a single firing on access does not
+    /// share.
+    fn tick(&self, m: &mut Machine, now: Time, next: NextTick) -> Vec<Timer> {
+        next(m, now)
     }
 
     /// Adjust the encoded response envelope of `req` (wire deviations).

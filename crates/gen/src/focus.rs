@@ -1,18 +1,22 @@
-//! Requests aimed at the instant: when the clock has landed exactly on a
-//! deadline, ask about what is due at it. `now == timeoutAt` is where a
-//! handler's `<` and `≤` part ways (a read projects or not, a settle is
-//! refused or not, a suspend counts the awaited promise settled or live),
-//! and random requests rarely name the one object whose deadline it is.
+//! Requests aimed at what has just come due. When the clock passes a
+//! deadline, the next step is about it: a tick that fires it, or a request
+//! that names it while it is expired and not yet fired. `now == timeoutAt`
+//! is where a handler's `<` and `≤` part ways (a read projects or not, a
+//! settle is refused or not, a suspend counts the awaited promise settled
+//! or live); just past it, a read projects what no tick has settled yet,
+//! and a server that settles expired promises on first read (a known
+//! departure of real servers) shows its behaviour only to that first read.
+//! Random requests rarely name the one object whose deadline it is.
 //!
-//! The candidates, for a pending promise whose `timeoutAt` is now: read
-//! it, settle it, listen to it; read, acquire, heartbeat or fulfil its
-//! task; suspend a task of its origin on it, or register such a task's
-//! callback on it. For a task whose lease or retry is due now: read it,
-//! heartbeat it, acquire it. Only well-formed candidates are offered.
+//! The candidates, for a pending promise whose `timeoutAt` has come: read
+//! it, create it again, settle it, listen to it; read, acquire, heartbeat
+//! or fulfil its task; suspend a task of its origin on it, or register such
+//! a task's callback on it. For a task whose lease or retry has come: read
+//! it, heartbeat it, acquire it. Only well-formed candidates are offered.
 
 use model::api::*;
 use model::machine::Machine;
-use model::state::{LEASE, RETRY};
+use model::state::{PromiseObject, LEASE, RETRY};
 use model::types::{PromiseState, TaskState, Time};
 use proptest::test_runner::TestRng;
 
@@ -20,17 +24,61 @@ use crate::dice::Dice;
 use crate::pools;
 use crate::{well_formed, Op, Step};
 
-/// A request about something whose deadline is exactly `now`, if any.
-pub(crate) fn at_deadline(m: &Machine, now: Time, rng: &mut TestRng) -> Option<Request> {
+/// Whether deadline `at` came due when the clock went from `since` to
+/// `now`: passed in this advance, or exactly now (several steps may share
+/// the instant of a deadline).
+fn came_due(at: Time, since: Time, now: Time) -> bool {
+    at <= now && (at > since || at == now)
+}
+
+/// What came due as the clock went from `since` to `now`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Due {
+    /// Nothing.
+    Nothing,
+    /// A deadline passed in this advance, none is exactly `now`.
+    Passed,
+    /// A deadline is exactly `now`: the boundary itself.
+    Exact,
+}
+
+/// Whether a pending promise's deadline or an armed task timeout came due
+/// between `since` and `now`, and whether one is exactly `now`.
+pub(crate) fn due(m: &Machine, since: Time, now: Time) -> Due {
+    let promises = m
+        .state
+        .promises()
+        .filter(|p| p.state == PromiseState::Pending)
+        .map(|p| p.timeout_at);
+    let tasks = [RETRY, LEASE].into_iter().flat_map(|kind| {
+        m.state
+            .task_timeouts(kind)
+            .sorted()
+            .into_iter()
+            .map(|(_, at)| at)
+    });
+    let mut due = Due::Nothing;
+    for at in promises.chain(tasks).filter(|&at| came_due(at, since, now)) {
+        if at == now {
+            return Due::Exact;
+        }
+        due = Due::Passed;
+    }
+    due
+}
+
+/// A request about something whose deadline came due between `since` and
+/// `now`, if any.
+pub(crate) fn just_due(m: &Machine, since: Time, now: Time, rng: &mut TestRng) -> Option<Request> {
     let mut c: Vec<Request> = Vec::new();
     for p in pools::promises(m) {
-        if p.state == PromiseState::Pending && p.timeout_at == now {
-            about_promise(m, &p.id, &mut c);
+        if p.state == PromiseState::Pending && came_due(p.timeout_at, since, now) {
+            about_promise(m, p, &mut c);
         }
     }
     for kind in [RETRY, LEASE] {
         for (id, at) in m.state.task_timeouts(kind).sorted() {
-            if at == now {
+            if came_due(at, since, now) {
                 about_task(m, id, &mut c);
             }
         }
@@ -45,8 +93,15 @@ pub(crate) fn at_deadline(m: &Machine, now: Time, rng: &mut TestRng) -> Option<R
     rng.pick(&c).cloned()
 }
 
-fn about_promise(m: &Machine, id: &str, c: &mut Vec<Request>) {
+fn about_promise(m: &Machine, p: &PromiseObject, c: &mut Vec<Request>) {
+    let id = p.id.as_str();
     c.push(Request::PromiseGet(PromiseGetReq { id: id.into() }));
+    c.push(Request::PromiseCreate(PromiseCreateReq {
+        id: id.into(),
+        timeout_at: p.timeout_at,
+        param: p.param.clone(),
+        tags: p.tags.clone(),
+    }));
     c.push(Request::PromiseSettle(PromiseSettleReq {
         id: id.into(),
         state: PromiseState::Resolved,

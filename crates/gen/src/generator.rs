@@ -1,10 +1,22 @@
 //! The state-aware generator: one model, one step at a time.
 //!
 //! Each step first advances `now` ([`crate::clock`]), then is a tick (about
-//! one step in nine) or a request whose kind is drawn from fixed weights and
-//! whose fields are chosen by reading the model. The step is applied to the
+//! one step in nine, more when a deadline has just come due) or a request:
+//! about what just came due ([`crate::focus`]), or of a kind drawn from
+//! fixed weights with fields chosen by reading the model. The step is applied to the
 //! generator's own machine before the next is chosen, so every choice sees
 //! the state the previous steps built.
+//!
+//! The model is the spec's unless the generator is given a [`Stepper`]: a
+//! run against a baseline generates from the model with the baseline's
+//! deviations, the same model its checker expects the target to be, so the
+//! clock lands on deadlines that are armed *there* and requests name what
+//! exists *there* (a baseline that settles expired promises on read, or arms
+//! no timeout for some promises, would otherwise send the generator after
+//! objects the target no longer has).
+
+use std::fmt;
+use std::sync::Arc;
 
 use model::api::Request;
 use model::machine::Machine;
@@ -14,6 +26,7 @@ use proptest::prelude::{any, Strategy};
 use proptest::test_runner::TestRng;
 
 use crate::dice::{seeded_rng, Dice};
+use crate::focus::Due;
 use crate::{apply, clock, promise_ops, schedule_ops, task_claim, task_ops};
 use crate::{GenConfig, Op, Step};
 
@@ -46,6 +59,10 @@ const KINDS: [(u64, Kind); 21] = [
 
 /// Percent of steps that are ticks.
 const TICK_PCT: u64 = 11;
+/// Percent of steps that are ticks when a deadline has just passed.
+const TICK_WHEN_PASSED_PCT: u64 = 40;
+/// Percent of the other steps then that are requests about what came due.
+const FOCUS_PCT: u64 = 50;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -72,23 +89,70 @@ enum Kind {
     ScheduleSearch,
 }
 
+/// How the generator's model takes a step: [`crate::apply`] (the spec), or
+/// a model with deviations (`deviate::Deviant::stepper`).
+#[derive(Clone)]
+pub struct Stepper(Arc<StepFn>);
+
+/// A step taken on a machine.
+type StepFn = dyn Fn(&mut Machine, &Step) + Send + Sync;
+
+impl Stepper {
+    /// The spec's own step.
+    pub fn spec() -> Stepper {
+        Stepper::new(|m, s| {
+            apply(m, s);
+        })
+    }
+
+    /// A step that `f` takes on the machine.
+    pub fn new(f: impl Fn(&mut Machine, &Step) + Send + Sync + 'static) -> Stepper {
+        Stepper(Arc::new(f))
+    }
+
+    /// Take `step` on `m`.
+    pub fn step(&self, m: &mut Machine, step: &Step) {
+        (self.0)(m, step)
+    }
+}
+
+impl Default for Stepper {
+    fn default() -> Stepper {
+        Stepper::spec()
+    }
+}
+
+impl fmt::Debug for Stepper {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Stepper")
+    }
+}
+
 /// A reference model plus the clock: chooses each step by reading the
 /// model, then applies it.
 #[derive(Clone, Debug)]
 pub struct Generator {
     machine: Machine,
+    stepper: Stepper,
     now: Time,
     kinds: crate::Kinds,
     probe_pct: u64,
 }
 
 impl Generator {
-    /// An empty model with `cfg.retry_timeout`, its clock at `cfg.start`.
+    /// An empty spec model with `cfg.retry_timeout`, its clock at `cfg.start`.
     pub fn new(cfg: &GenConfig) -> Self {
+        Generator::with_stepper(cfg, Stepper::spec())
+    }
+
+    /// An empty model with `cfg.retry_timeout` that takes its steps with
+    /// `stepper`, its clock at `cfg.start`.
+    pub fn with_stepper(cfg: &GenConfig, stepper: Stepper) -> Self {
         Generator {
             machine: Machine::new(ServerConfig {
                 retry_timeout: cfg.retry_timeout,
             }),
+            stepper,
             now: cfg.start,
             kinds: cfg.kinds,
             probe_pct: cfg.probe_pct,
@@ -108,8 +172,17 @@ impl Generator {
     /// Choose the next step from the model state, apply it to the model,
     /// and return it.
     pub fn next_step(&mut self, rng: &mut TestRng) -> Step {
+        let since = self.now;
         self.now = clock::advance(&self.machine, self.now, rng);
-        let op = if rng.chance(TICK_PCT) || self.kinds.is_empty() {
+        // A deadline passed: the step is about it more often than not,
+        // either the tick that fires it or a request that names it first.
+        // Exactly on one, mostly a request (the boundary is the point).
+        let due = crate::focus::due(&self.machine, since, self.now);
+        let tick_pct = match due {
+            Due::Passed => TICK_WHEN_PASSED_PCT,
+            Due::Nothing | Due::Exact => TICK_PCT,
+        };
+        let op = if rng.chance(tick_pct) || self.kinds.is_empty() {
             Op::Tick
         } else {
             // Validation probes, when asked for.
@@ -117,17 +190,16 @@ impl Generator {
                 .then(|| crate::probe::probe(&self.machine, self.now, rng))
                 .flatten()
                 .filter(|r| self.kinds.contains(r.kind()));
-            // Half the time, on a deadline, ask about what is due at it.
             let aimed = probe.or_else(|| {
-                rng.chance(50)
-                    .then(|| crate::focus::at_deadline(&self.machine, self.now, rng))
+                (due != Due::Nothing && rng.chance(FOCUS_PCT))
+                    .then(|| crate::focus::just_due(&self.machine, since, self.now, rng))
                     .flatten()
                     .filter(|r| self.kinds.contains(r.kind()))
             });
             Op::Request(aimed.unwrap_or_else(|| self.request(rng)))
         };
         let step = Step { now: self.now, op };
-        apply(&mut self.machine, &step);
+        self.stepper.step(&mut self.machine, &step);
         self.machine.clear_hits();
         step
     }
@@ -227,8 +299,13 @@ fn weights(m: &Machine) -> Vec<(u64, Kind)> {
 /// config give the same trace on every platform (a ChaCha `TestRng` seeded
 /// from `seed`).
 pub fn generate(seed: u64, cfg: &GenConfig) -> Vec<Step> {
+    generate_with(seed, cfg, &Stepper::spec())
+}
+
+/// [`generate`] from a model that steps with `stepper` (a baseline's).
+pub fn generate_with(seed: u64, cfg: &GenConfig, stepper: &Stepper) -> Vec<Step> {
     let mut rng = seeded_rng(seed);
-    let mut g = Generator::new(cfg);
+    let mut g = Generator::with_stepper(cfg, stepper.clone());
     (0..cfg.steps).map(|_| g.next_step(&mut rng)).collect()
 }
 

@@ -37,7 +37,7 @@ pub(crate) fn new_promise(
     let kind = match with_target {
         Some(true) => 1,
         Some(false) => *rng.pick(&[0, 0, 2]).expect("non-empty"),
-        None => rng.weighted(&[(35, 0), (30, 1), (15, 2), (15, 3), (5, 4)]),
+        None => rng.weighted(&[(30, 0), (30, 1), (10, 2), (15, 3), (15, 4)]),
     };
     match kind {
         1 => {

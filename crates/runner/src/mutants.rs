@@ -40,6 +40,8 @@ pub struct HuntConfig {
     pub profile: Profile,
     /// Percent of requests that are validation probes.
     pub probe_pct: u64,
+    /// Shrink what is found (off when only detection is measured).
+    pub shrink: bool,
 }
 
 impl Default for HuntConfig {
@@ -52,6 +54,7 @@ impl Default for HuntConfig {
             baseline: Vec::new(),
             profile: Profile::default(),
             probe_pct: 0,
+            shrink: true,
         }
     }
 }
@@ -122,20 +125,13 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
     let profile = cfg.profile.clone();
     let baseline: Vec<_> = cfg.baseline.iter().copied().filter(|d| *d != bug).collect();
     let mut checker = Checker::with_deviations(profile.clone(), baseline);
-    let gen_cfg = gen::GenConfig {
-        steps: cfg.steps,
-        retry_timeout: profile.retry_timeout,
-        kinds: profile.kinds(),
-        probe_pct: cfg.probe_pct,
-        ..gen::GenConfig::default()
-    };
     let opts = ExecOptions { check_state: true };
     let started = Instant::now();
     let mut total = 0;
     let mut case = 0;
     let mut found = None;
     while total < cfg.budget_steps {
-        let steps = gen::generate(gen::case_seed(cfg.seed, case), &gen_cfg);
+        let steps = checker.generate(gen::case_seed(cfg.seed, case), cfg.steps, cfg.probe_pct);
         let ex = execute(target, &mut checker, &steps, Expect::Model, opts);
         total += ex.lines.len();
         if ex.fault.is_some() {
@@ -144,6 +140,17 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
         if let Some((_, d)) = &ex.divergence {
             let seconds = started.elapsed().as_secs_f64();
             let class = d.class.to_string();
+            if !cfg.shrink {
+                found = Some(Kill {
+                    steps: total,
+                    seconds,
+                    case,
+                    class,
+                    shrunk: ex.lines.len(),
+                    shrink_seconds: 0.0,
+                });
+                break;
+            }
             let shrunk = shrink(
                 target,
                 &mut checker,
@@ -189,8 +196,9 @@ pub fn unobservable_under(bug: &'static Deviation, baseline: &[&'static Deviatio
         steps: 60,
         ..gen::GenConfig::default()
     };
+    let stepper = deviate::stepper(baseline.clone());
     for case in 0..300 {
-        let steps = gen::generate(gen::case_seed(9, case), &cfg);
+        let steps = gen::generate_with(gen::case_seed(9, case), &cfg, &stepper);
         let mut with = Deviant::new(config, [vec![bug], baseline.to_vec()].concat());
         let mut without = Deviant::new(config, baseline.to_vec());
         for s in &steps {
@@ -268,5 +276,109 @@ pub fn table(rows: &[Hunted]) -> String {
             }
         );
     }
+    t
+}
+
+/// Steps to detection of one bug over several seeds, on a clean server and
+/// on one that also carries a baseline (run with that baseline).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Detection {
+    /// The bug.
+    pub name: &'static str,
+    /// Steps to detection per seed on the clean server (`None`: survived the budget).
+    pub clean: Vec<Option<usize>>,
+    /// The same with the baseline.
+    pub with: Vec<Option<usize>>,
+    /// Whether the baseline leaves the bug nothing to change ([`unobservable_under`]).
+    pub unobservable: bool,
+}
+
+impl Detection {
+    /// Mean steps, a survivor counted as the whole budget (so a ratio is
+    /// never flattered by what was not found).
+    fn mean(v: &[Option<usize>], budget: usize) -> f64 {
+        v.iter().map(|s| s.unwrap_or(budget) as f64).sum::<f64>() / v.len().max(1) as f64
+    }
+
+    /// Mean steps with the baseline over mean steps without.
+    pub fn ratio(&self, budget: usize) -> f64 {
+        Detection::mean(&self.with, budget) / Detection::mean(&self.clean, budget).max(1.0)
+    }
+}
+
+/// Measure `bug` on seeds `cfg.seed ..` (`seeds` of them), without shrinking:
+/// once on a clean server, once on a server with `cfg.baseline` too.
+pub fn detection(bug: &'static Deviation, cfg: &HuntConfig, seeds: u64) -> Detection {
+    let runs = |baseline: Vec<&'static Deviation>| -> Vec<Option<usize>> {
+        (0..seeds)
+            .map(|i| {
+                let c = HuntConfig {
+                    seed: cfg.seed + i,
+                    shrink: false,
+                    baseline: baseline.clone(),
+                    ..cfg.clone()
+                };
+                hunt(bug, &c).kill.map(|k| k.steps)
+            })
+            .collect()
+    };
+    let with = runs(cfg.baseline.clone());
+    let unobservable = with.iter().all(Option::is_none) && unobservable_under(bug, &cfg.baseline);
+    Detection {
+        name: bug.name,
+        clean: runs(Vec::new()),
+        with,
+        unobservable,
+    }
+}
+
+/// The detection comparison as a table, with the bugs over `bound`× below.
+pub fn detection_table(rows: &[Detection], budget: usize, bound: f64) -> String {
+    use std::fmt::Write;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{:<34} {:>10} {:>8} {:>10} {:>8} {:>7}",
+        "bug", "clean mean", "missed", "with mean", "missed", "ratio"
+    );
+    let missed = |v: &[Option<usize>]| v.iter().filter(|s| s.is_none()).count();
+    let mut over = Vec::new();
+    let mut ratios = Vec::new();
+    for r in rows {
+        let ratio = r.ratio(budget);
+        let note = if r.unobservable {
+            "  (unobservable under the baseline)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            t,
+            "{:<34} {:>10.0} {:>8} {:>10.0} {:>8} {:>7.2}{note}",
+            r.name,
+            Detection::mean(&r.clean, budget),
+            missed(&r.clean),
+            Detection::mean(&r.with, budget),
+            missed(&r.with),
+            ratio
+        );
+        if !r.unobservable {
+            ratios.push(ratio);
+            if ratio > bound {
+                over.push(format!("{} ({ratio:.2})", r.name));
+            }
+        }
+    }
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios.get(ratios.len() / 2).copied().unwrap_or(0.0);
+    let _ = writeln!(
+        t,
+        "observable bugs: {}; median ratio {median:.2}; over {bound}x: {}",
+        ratios.len(),
+        if over.is_empty() {
+            "none".to_string()
+        } else {
+            over.join(", ")
+        }
+    );
     t
 }

@@ -126,16 +126,7 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
     let mut probes = Vec::new();
     for &case in &cases {
         let seed = gen::case_seed(cfg.seed, case);
-        let steps = gen::generate(
-            seed,
-            &gen::GenConfig {
-                steps: cfg.steps,
-                retry_timeout: cfg.profile.retry_timeout,
-                kinds: cfg.profile.kinds(),
-                probe_pct: cfg.probe_pct,
-                ..Default::default()
-            },
-        );
+        let steps = checker.generate(seed, cfg.steps, cfg.probe_pct);
         let case_started = Instant::now();
         let ex = execute(
             target,

@@ -37,7 +37,7 @@ use super::effects::{
     task_state, with_deadline,
 };
 use super::witness::*;
-use crate::{Class, Deviation, Hooks, Next};
+use crate::{Class, Deviation, Fire, Hooks, Next};
 
 /// Every deviation of this family.
 pub const ALL: &[Deviation] = &[
@@ -294,13 +294,20 @@ pub const EARLY_MS: Time = 1000;
 struct SettleTimedoutEarly;
 
 impl Hooks for SettleTimedoutEarly {
-    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+    fn apply_firing(
+        &self,
+        m: &mut Machine,
+        req: &Request,
+        now: Time,
+        next: Next,
+        fire: Fire,
+    ) -> Response {
         if let Request::PromiseGet(r) = req {
             let early = m.state.get_promise(&r.id).is_some_and(|p| {
                 !p.is_timer() && p.is_live(now) && p.timeout_at.saturating_sub(now) <= EARLY_MS
             });
             if early {
-                m.fire(&Timer::Promise(r.id.clone()), now);
+                fire(m, &Timer::Promise(r.id.clone()), now);
             }
         }
         next(m, req, now)
@@ -372,7 +379,14 @@ fn named(req: &Request) -> Vec<&str> {
 }
 
 impl Hooks for MaterializeUnarmedExpired {
-    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+    fn apply_firing(
+        &self,
+        m: &mut Machine,
+        req: &Request,
+        now: Time,
+        next: Next,
+        fire: Fire,
+    ) -> Response {
         for id in named(req) {
             let unarmed_expired = m
                 .state
@@ -382,7 +396,7 @@ impl Hooks for MaterializeUnarmedExpired {
             if unarmed_expired {
                 // Unarmed promises have no task and are nobody's awaiter, so
                 // the order among them does not matter.
-                m.fire(&Timer::Promise(id.to_string()), now);
+                fire(m, &Timer::Promise(id.to_string()), now);
             }
         }
         next(m, req, now)
@@ -396,20 +410,29 @@ impl Hooks for MaterializeUnarmedExpired {
 /// cascade before the handler runs, armed or not. For an armed one that is
 /// a firing the spec allows, made here deterministic and in the server's
 /// order; for an unarmed one it is the same departure as
-/// `materialize-unarmed-expired`. The firing is the spec's own
-/// (`Machine::fire`), so deviations of the tick's firings
+/// `materialize-unarmed-expired`. The firing is the server's own promise
+/// timeout (through every deviation's `fire`: the TS server's
+/// `tryEagerTimeout` settles with the tick's `timeoutState` and the same
+/// cascade), but not its tick: departures of the tick as a whole
 /// (`timeout-skips-due-awaiters`) do not apply to it, as in the server.
 struct MaterializeNamedExpired;
 
 impl Hooks for MaterializeNamedExpired {
-    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+    fn apply_firing(
+        &self,
+        m: &mut Machine,
+        req: &Request,
+        now: Time,
+        next: Next,
+        fire: Fire,
+    ) -> Response {
         for id in named(req) {
             let expired = m
                 .state
                 .get_promise(id)
                 .is_some_and(|p| p.state == PromiseState::Pending && p.timeout_at <= now);
             if expired {
-                m.fire(&Timer::Promise(id.to_string()), now);
+                fire(m, &Timer::Promise(id.to_string()), now);
             }
         }
         next(m, req, now)

@@ -21,7 +21,7 @@ use model::types::{PromiseState, TaskState, Time};
 
 use super::effects::{is_pending, patch_promise, patch_task, renotify, task_state};
 use super::witness::*;
-use crate::{Class, Deviation, Hooks, NextFire};
+use crate::{Class, Deviation, Hooks, NextFire, NextTick};
 
 /// Every deviation of this family.
 pub const ALL: &[Deviation] = &[
@@ -259,34 +259,38 @@ impl Hooks for LeaseTimeoutKeepsPid {
 /// is due in the same tick is fulfilled, never resumed. Without a cycle
 /// that is the spec's awaiters-first order (latitude); in a cycle of
 /// awaits (`a` on `a.1`, `a.1` on `a`) no order of single firings gives it,
-/// since whichever fires first resumes the other. The hook drops from the
-/// firing promise's callbacks every awaiter whose promise is pending,
-/// armed and due at `now`. It applies to every firing through the hooks,
-/// so a server that also settles expired promises on access needs that
-/// written as a firing of the spec's own (`materialize-named-expired`),
-/// which this hook does not touch: a single settlement on access does
-/// resume an awaiter whose promise is due too.
+/// since whichever fires first resumes the other. The hook is the tick's:
+/// before it fires anything, every promise due in it (pending, armed, past
+/// its deadline) drops from its callbacks every other promise due in it. A
+/// single settlement on access (`materialize-named-expired`) is no tick and
+/// does resume an awaiter whose promise is due too.
 struct TimeoutSkipsDueAwaiters;
 
 impl Hooks for TimeoutSkipsDueAwaiters {
-    fn fire(&self, m: &mut Machine, timer: &Timer, now: Time, next: NextFire) {
-        if let Some((id, _)) = pending_listeners(m, timer) {
-            let due = |w: &str| {
-                w != id
-                    && m.state
-                        .get_promise(w)
-                        .is_some_and(|q| q.state == PromiseState::Pending && q.timeout_at <= now)
-                    && m.state.promise_timeouts().get(w).is_some()
-            };
-            let skipped: Vec<String> = m
+    fn tick(&self, m: &mut Machine, now: Time, next: NextTick) -> Vec<Timer> {
+        let due: Vec<String> = m
+            .state
+            .promise_timeouts()
+            .sorted()
+            .into_iter()
+            .filter(|(id, _)| {
+                m.state
+                    .get_promise(id)
+                    .is_some_and(|p| p.state == PromiseState::Pending && p.timeout_at <= now)
+            })
+            .map(|(id, _)| id.to_string())
+            .collect();
+        for id in &due {
+            let skipped = m
                 .state
-                .get_promise(&id)
-                .map(|p| p.callbacks.iter().filter(|w| due(w)).cloned().collect())
-                .unwrap_or_default();
-            if !skipped.is_empty() {
-                patch_promise(m, &id, |p| p.callbacks.retain(|c| !skipped.contains(c)));
+                .get_promise(id)
+                .is_some_and(|p| p.callbacks.iter().any(|w| w != id && due.contains(w)));
+            if skipped {
+                patch_promise(m, id, |p| {
+                    p.callbacks.retain(|w| w == id || !due.contains(w))
+                });
             }
         }
-        next(m, timer, now)
+        next(m, now)
     }
 }

@@ -105,6 +105,21 @@ impl Checker {
         }
     }
 
+    /// The trace of `steps` steps named by `seed`, generated under the
+    /// profile (its kinds, its retry timeout) from this checker's model: with
+    /// a baseline, the generator reads the state the baseline's deviations
+    /// leave, so it aims at what the target is expected to hold.
+    pub fn generate(&self, seed: u64, steps: usize, probe_pct: u64) -> Vec<Step> {
+        let cfg = gen::GenConfig {
+            steps,
+            retry_timeout: self.profile.retry_timeout,
+            kinds: self.profile.kinds(),
+            probe_pct,
+            ..gen::GenConfig::default()
+        };
+        gen::generate_with(seed, &cfg, &self.model.stepper())
+    }
+
     /// Forget the model's state (a new case), keeping run-wide counters.
     pub fn reset(&mut self) {
         self.model.reset();

@@ -94,6 +94,15 @@ pub struct MutantsArgs {
     /// Write the results as JSON here.
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// With `--baseline`: measure steps to detection on a clean server and
+    /// on one carrying the baseline, over `--seeds` seeds from `--seed`, and
+    /// fail when a bug the baseline leaves observable takes over twice as
+    /// long (no shrinking).
+    #[arg(long, requires = "baseline")]
+    pub versus_clean: bool,
+    /// Seeds to average over with `--versus-clean`.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..))]
+    pub seeds: u64,
 }
 
 /// Target selection shared by the commands that talk to a server.

@@ -502,11 +502,15 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
         shrink_time: Duration::from_secs(a.shrink_time),
         baseline: baseline.clone(),
         probe_pct: 0,
+        shrink: true,
         profile: match &a.profile {
             Some(p) => Profile::load(p).map_err(bad)?,
             None => Profile::default(),
         },
     };
+    if a.versus_clean {
+        return detection_cmd(&a, bugs, &cfg);
+    }
     say!(
         "conform {} mutants: {} bugs, seed {} steps {} budget {} steps, shrink {}s, {}{}",
         env!("CARGO_PKG_VERSION"),
@@ -593,6 +597,43 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
         Verdict::Clean
     } else {
         Verdict::Diverged
+    })
+}
+
+/// Within this factor of the clean server's steps to detection, a
+/// baseline does not blind the harness.
+const DETECTION_BOUND: f64 = 2.0;
+
+fn detection_cmd(
+    a: &MutantsArgs,
+    bugs: Vec<&'static Deviation>,
+    cfg: &mutants::HuntConfig,
+) -> Result<Verdict, Failure> {
+    say!(
+        "conform {} mutants --versus-clean: steps to detection, clean vs baseline {}, seeds {}..{}, budget {} steps",
+        env!("CARGO_PKG_VERSION"),
+        a.baseline.as_deref().unwrap_or_default(),
+        a.seed,
+        a.seed + a.seeds - 1,
+        a.budget_steps
+    );
+    let rows: Vec<mutants::Detection> = bugs
+        .into_iter()
+        .filter(|b| !cfg.baseline.contains(b))
+        .map(|b| mutants::detection(b, cfg, a.seeds))
+        .collect();
+    let _ = write!(
+        std::io::stdout(),
+        "{}",
+        mutants::detection_table(&rows, a.budget_steps, DETECTION_BOUND)
+    );
+    let over = rows
+        .iter()
+        .any(|r| !r.unobservable && r.ratio(a.budget_steps) > DETECTION_BOUND);
+    Ok(if over {
+        Verdict::Diverged
+    } else {
+        Verdict::Clean
     })
 }
 
