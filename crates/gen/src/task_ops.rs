@@ -141,6 +141,20 @@ pub(crate) fn suspend(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
             }
         }
     }
+    // Sometimes closing a cycle of awaits: the promise of a task already
+    // suspended on this one's (a timeout then has to resume one of them
+    // while the other is due too).
+    let waiting_on_us: Vec<&PromiseObject> = m.state.get_promise(&id).map_or(Vec::new(), |p| {
+        live.iter()
+            .copied()
+            .filter(|q| p.callbacks.contains(&q.id))
+            .collect()
+    });
+    if let Some(q) = rng.pick(&waiting_on_us) {
+        if rng.chance(60) && !awaited.contains(&q.id) {
+            awaited.insert(0, q.id.clone());
+        }
+    }
     // Mostly only live ones; sometimes one settled or expired (300);
     // rarely, or when nothing exists to await, a missing one (422).
     let missing = || pools::fresh_child(m, pools::origin(&id));
