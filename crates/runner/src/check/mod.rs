@@ -120,6 +120,12 @@ impl Checker {
         gen::generate_with(seed, &cfg, &self.model.stepper())
     }
 
+    /// A fresh model with this checker's config and deviations (for passes
+    /// that replay a trace on the side).
+    pub fn fresh_model(&self) -> Deviant {
+        Deviant::new(self.model.state.config, self.model.deviations().to_vec())
+    }
+
     /// Forget the model's state (a new case), keeping run-wide counters.
     pub fn reset(&mut self) {
         self.model.reset();

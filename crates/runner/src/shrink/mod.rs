@@ -18,14 +18,20 @@
 //! 1. cut everything after the diverging step;
 //! 2. delete chunks of steps, halves first down to single steps
 //!    (delta debugging);
-//! 3. delete ticks, and merge adjacent ticks into the later one;
+//! 3. delete ticks, and merge adjacent ticks into the later one; merge a
+//!    `promise.create` and the first `task.acquire` of its task into one
+//!    `task.create`;
 //! 4. pull time down: shrink each gap between consecutive steps (to zero,
 //!    then by halves), shifting later steps and the absolute deadlines they
 //!    carry by the same amount;
 //! 5. simplify values: drop params, values, non-essential tags, heartbeat
 //!    refs and suspend actions; give one request another pid of the trace
 //!    (or a fresh one), alone;
-//! 6. rename ids to a canonical small set (`a`, `a.1`, `b`, …) and
+//! 6. make a schedule's promises directly: the `schedule.create` removed
+//!    and a `promise.create` of each promise its ticks made put before
+//!    the tick that made it (the same promise without the schedule, so the
+//!    schedule and its ticks can go in the next deletions);
+//! 7. rename ids to a canonical small set (`a`, `a.1`, `b`, …) and
 //!    rebase time to start at a round number.
 
 mod chunks;
@@ -97,6 +103,17 @@ fn same_departure(candidate: &DiffClass, origin: &DiffClass) -> bool {
     candidate.kind == origin.kind && !candidate.facts().is_disjoint(&origin.facts())
 }
 
+/// Which candidates a pass keeps (when they diverge the same way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Accept {
+    /// Smaller only.
+    Smaller,
+    /// Smaller, or as small (a canonical renaming).
+    SameSize,
+    /// No more steps (a reshaping that opens deletions).
+    SameSteps,
+}
+
 struct Shrinker<'a> {
     target: &'a mut dyn Target,
     checker: &'a mut Checker,
@@ -123,6 +140,16 @@ impl Shrinker<'_> {
     /// As [`Self::try_candidate`]; with `same_size_ok`, a candidate no larger
     /// than the best (a canonical renaming) is kept too.
     fn try_candidate_sized(&mut self, candidate: Vec<Step>, same_size_ok: bool) -> bool {
+        let accept = if same_size_ok {
+            Accept::SameSize
+        } else {
+            Accept::Smaller
+        };
+        self.try_candidate_as(candidate, accept)
+    }
+
+    /// As [`Self::try_candidate`], kept by `accept`.
+    fn try_candidate_as(&mut self, candidate: Vec<Step>, accept: Accept) -> bool {
         if self.expired() {
             return false;
         }
@@ -132,8 +159,13 @@ impl Shrinker<'_> {
             self.checker.profile.retry_timeout,
         );
         let (new, old) = (size(&candidate), size(&self.best_steps));
-        let smaller = new < old || (same_size_ok && new == old && candidate != self.best_steps);
-        if candidate.is_empty() || !smaller {
+        let other = candidate != self.best_steps;
+        let kept = match accept {
+            Accept::Smaller => new < old,
+            Accept::SameSize => new < old || (new == old && other),
+            Accept::SameSteps => new.0 <= old.0 && other,
+        };
+        if candidate.is_empty() || !kept {
             return false;
         }
         self.tried += 1;
@@ -209,8 +241,10 @@ pub fn shrink(
         let before = size(&s.best_steps);
         passes::delete_chunks(&mut s);
         passes::ticks(&mut s);
+        passes::claims(&mut s);
         passes::time(&mut s);
-        if passes::values(&mut s) {
+        let unscheduled = passes::unschedule(&mut s);
+        if passes::values(&mut s) || unscheduled {
             // A reshaping kept at the same size pays off only through the
             // deletions it opens: look for them in this round.
             passes::delete_chunks(&mut s);

@@ -6,7 +6,7 @@ use gen::{Op, Step};
 use model::api::Request;
 use model::types::Value;
 
-use super::Shrinker;
+use super::{Accept, Shrinker};
 use crate::edit::{rename_all, shift_from, Renamer};
 use model::names::{create_mut, deadlines_mut, pid_mut, tags_mut, values_mut};
 
@@ -197,4 +197,121 @@ fn simplifications(step: &Step, pids: &[String]) -> Vec<(Step, bool)> {
 pub(super) fn rename(s: &mut Shrinker) {
     let cand = rename_all(&s.best_steps, &mut Renamer::default());
     s.try_candidate_sized(cand, true);
+}
+
+/// Make each schedule's promises directly: without the `schedule.create`
+/// at `j`, and with a `promise.create` of one promise that only the
+/// schedule's ticks made (each in turn), or of all of them, at the tick that
+/// made it (as the model saw them, deviations included). Returns whether a
+/// candidate was kept.
+pub(super) fn unschedule(s: &mut Shrinker) -> bool {
+    let mut kept = false;
+    let mut j = 0;
+    'steps: while j < s.best_steps.len() && !s.expired() {
+        if !matches!(s.best_steps[j].op, Op::Request(Request::ScheduleCreate(_))) {
+            j += 1;
+            continue;
+        }
+        let (all, made) = unscheduled(s, j, None);
+        let mut cands: Vec<Vec<Step>> = made
+            .iter()
+            .map(|id| unscheduled(s, j, Some(id)).0)
+            .collect();
+        cands.push(all);
+        for c in cands {
+            if c.len() <= s.best_steps.len() && s.try_candidate_as(c, Accept::SameSteps) {
+                kept = true;
+                continue 'steps;
+            }
+        }
+        j += 1;
+    }
+    kept
+}
+
+/// The trace without step `j` (a `schedule.create`), the promises its
+/// ticks made (or only `only`) created directly just before the tick that
+/// made each; and the ids of all those promises.
+fn unscheduled(s: &Shrinker, j: usize, only: Option<&str>) -> (Vec<Step>, Vec<String>) {
+    let steps = &s.best_steps;
+    let mut with_m = s.checker.fresh_model();
+    let mut without_m = s.checker.fresh_model();
+    let mut out = Vec::with_capacity(steps.len());
+    let mut ids = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        with_m.step(step);
+        if i == j {
+            continue;
+        }
+        without_m.step(step);
+        if matches!(step.op, Op::Tick) {
+            let made: Vec<Step> = with_m
+                .state
+                .promises()
+                .filter(|p| without_m.state.get_promise(&p.id).is_none())
+                .inspect(|p| ids.push(p.id.clone()))
+                .filter(|p| only.is_none_or(|o| o == p.id))
+                .map(|p| Step {
+                    now: step.now,
+                    op: Op::Request(Request::PromiseCreate(model::api::PromiseCreateReq {
+                        id: p.id.clone(),
+                        timeout_at: p.timeout_at,
+                        param: p.param.clone(),
+                        tags: p.tags.clone(),
+                    })),
+                })
+                .collect();
+            // Made just before the tick, so the tick finds them as it found
+            // the schedule's.
+            for m in &made {
+                without_m.step(m);
+            }
+            out.extend(made);
+        }
+        out.push(step.clone());
+    }
+    ids.sort();
+    ids.dedup();
+    (out, ids)
+}
+
+/// Merge a `promise.create` with a target and the first later
+/// `task.acquire` of its task at version 0 into one `task.create` (what
+/// that request is: the promise made and its task claimed at once), one
+/// pair at a time.
+pub(super) fn claims(s: &mut Shrinker) {
+    let mut i = 0;
+    while i < s.best_steps.len() && !s.expired() {
+        if let Some(cand) = merged_claim(&s.best_steps, i) {
+            if s.try_candidate(cand) {
+                continue;
+            }
+        }
+        i += 1;
+    }
+}
+
+/// The trace with step `i` (a `promise.create` with a target) and the
+/// first later `task.acquire` of it at version 0 made one `task.create`.
+fn merged_claim(steps: &[Step], i: usize) -> Option<Vec<Step>> {
+    let Op::Request(Request::PromiseCreate(c)) = &steps[i].op else {
+        return None;
+    };
+    if !c.tags.contains_key(model::state::TARGET) {
+        return None;
+    }
+    let k = (i + 1..steps.len()).find(|&k| {
+        matches!(&steps[k].op, Op::Request(Request::TaskAcquire(a)) if a.id == c.id && a.version == 0)
+    })?;
+    let Op::Request(Request::TaskAcquire(a)) = &steps[k].op else {
+        return None;
+    };
+    let mut cand = steps.to_vec();
+    cand[i].op = Op::Request(Request::TaskCreate(model::api::TaskCreateReq {
+        pid: a.pid.clone(),
+        ttl: a.ttl,
+        action: c.clone(),
+    }));
+    cand.remove(k);
+    Some(cand)
 }
