@@ -13,4 +13,4 @@ pub mod task_suspend;
 pub mod timeouts;
 
 pub(crate) mod effects;
-pub(crate) mod witness;
+pub mod witness;

@@ -1,4 +1,5 @@
-//! Small constructors for hand-written witness traces.
+//! Small constructors for hand-written traces: the witnesses, and tests
+//! that need a trace of a given shape.
 //!
 //! Ids follow the wire's origin rules: a task `a` awaits promises `a.1`,
 //! `a.2` (same origin), schedules are `s1`. Times are `T0` plus a few

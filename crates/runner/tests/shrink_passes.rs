@@ -1,0 +1,88 @@
+//! The shrinker's reshaping passes, each on a trace only it can bring to
+//! the witness's length: a schedule's promise made directly (`unschedule`),
+//! and a promise creation and its task's first claim made one `task.create`
+//! (`claims`).
+
+use std::time::Duration;
+
+use deviate::families::witness::*;
+use gen::{Op, Step};
+use model::api::Request;
+use runner::check::Checker;
+use runner::exec::{execute, ExecOptions, Expect};
+use runner::profile::Profile;
+use runner::shrink::{shrink, ShrinkOptions};
+use runner::target::{LocalServer, LocalTarget};
+
+/// Shrink `steps` against the model with `bug`; the shrunk steps.
+fn shrunk(bug: &str, steps: &[Step]) -> Vec<Step> {
+    let d = deviate::lookup(bug).unwrap();
+    let mut target = LocalTarget::new(LocalServer::new(Default::default(), vec![d], false));
+    let mut checker = Checker::new(Profile::default());
+    let opts = ExecOptions { check_state: true };
+    let ex = execute(&mut target, &mut checker, steps, Expect::Model, opts);
+    assert!(ex.divergence.is_some(), "{bug} shows on the trace");
+    let r = shrink(
+        &mut target,
+        &mut checker,
+        ex,
+        &ShrinkOptions {
+            check_state: true,
+            time: Duration::from_secs(20),
+        },
+        &mut std::io::sink(),
+    );
+    r.best.lines.iter().map(|l| l.step.clone()).collect()
+}
+
+fn kinds(steps: &[Step]) -> Vec<&'static str> {
+    steps
+        .iter()
+        .map(|s| match &s.op {
+            Op::Request(r) => r.kind(),
+            Op::Tick => "tick",
+        })
+        .collect()
+}
+
+#[test]
+fn a_schedules_promise_is_made_directly() {
+    // The schedule's first occurrence makes `s1.M1` with a task; the task
+    // is claimed, and heartbeated after the promise's deadline.
+    let id = format!("s1.{M1}");
+    let steps = vec![
+        at(T0, schedule("s1", EVERY_MINUTE)),
+        tick(M1),
+        at(M1, acquire(&id, 0, "p1", 120_000)),
+        at(M1 + 60_001, heartbeat("p1", &[(&id, 1)])),
+    ];
+    let best = shrunk("heartbeat-ignores-expiry", &steps);
+    let k = kinds(&best);
+    assert!(!k.contains(&"schedule.create"), "{k:?}");
+    assert!(best.len() <= 3, "{k:?}");
+    assert_eq!(k.last(), Some(&"task.heartbeat"));
+}
+
+#[test]
+fn a_creation_and_its_first_claim_become_one_task_create() {
+    // `a` suspends on `a.1`; `a.1`'s task settles `a`, whose entry in
+    // `a.1`'s callbacks the settlement must scrub.
+    let steps = vec![
+        at(T0, create("a", LATER, target())),
+        at(T0, acquire("a", 0, "p1", 60_000)),
+        at(T0, create("a.1", LATER, target())),
+        at(T0, suspend("a", 1, &["a.1"])),
+        at(T0, acquire("a.1", 0, "p1", 60_000)),
+        at(T0, fence_settle("a.1", 1, "a")),
+    ];
+    let best = shrunk("settle-no-scrub", &steps);
+    let k = kinds(&best);
+    assert!(k.contains(&"task.create"), "{k:?}");
+    assert!(
+        best.len() <= 4,
+        "{k:?}: at most the witness's length and one"
+    );
+    assert!(best
+        .iter()
+        .all(|s| !matches!(&s.op, Op::Request(Request::TaskAcquire(_)))));
+}
