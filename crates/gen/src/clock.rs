@@ -19,10 +19,17 @@ use crate::pools;
 
 /// The longest single advance of `now` (ms).
 pub(crate) const MAX_JUMP: u64 = 180_000;
+/// The longest wait, now and then: a task's deadline is minutes away.
+const LONG_JUMP: u64 = 900_000;
 
 /// Every armed deadline and every pending promise's `timeoutAt`, strictly
 /// after `now` and within [`MAX_JUMP`], ascending.
 fn horizon(m: &Machine, now: Time) -> Vec<Time> {
+    horizon_within(m, now, MAX_JUMP)
+}
+
+/// [`horizon`] within `cap` of `now`.
+fn horizon_within(m: &Machine, now: Time, cap: Time) -> Vec<Time> {
     let s = &m.state;
     let tables = [
         s.promise_timeouts(),
@@ -40,7 +47,7 @@ fn horizon(m: &Machine, now: Time) -> Vec<Time> {
             .filter(|p| pools::pending(p))
             .map(|p| p.timeout_at),
     );
-    v.retain(|&t| t > now && t - now <= MAX_JUMP);
+    v.retain(|&t| t > now && t - now <= cap);
     v.sort_unstable();
     v.dedup();
     v
@@ -66,6 +73,12 @@ pub(crate) fn advance(m: &Machine, now: Time, rng: &mut TestRng) -> Time {
             .map_or(small, |&t| t.saturating_sub(1 + rng.below(20)).max(now)),
         // Past a random deadline, firing (or projecting) several at once.
         86..=94 => rng.pick(&ahead).map_or(small, |&t| t + rng.below(1_000)),
+        // The long wait: past a deadline minutes away (a task's own
+        // promise, while it is suspended), several coming due at once.
+        95 if rng.chance(50) => {
+            let far = horizon_within(m, now, LONG_JUMP);
+            rng.pick(&far).map_or(small, |&t| t + 1 + rng.below(1_000))
+        }
         // Onto the next whole minute: where a cron occurrence falls, so a
         // schedule created exactly on one shows whether its first run is
         // strictly after now.

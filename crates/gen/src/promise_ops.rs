@@ -22,6 +22,7 @@ use crate::pools::{self, DELAY, TARGET, TIMER};
 /// refuse a delay there), `Some(false)` no target (plain or timer), `None`
 /// any mix, delays included.
 pub(crate) fn new_promise(
+    m: &Machine,
     rng: &mut TestRng,
     now: Time,
     id: String,
@@ -34,6 +35,18 @@ pub(crate) fn new_promise(
     } else {
         pools::timeout_at(rng, now)
     };
+    // A child often has its root's deadline, as the SDKs give it (a child
+    // never outlives its parent): deadlines coincide, and come due in one
+    // tick.
+    let root = m
+        .state
+        .get_promise(&origin)
+        .filter(|r| r.id != id && pools::pending(r));
+    if let Some(r) = root {
+        if r.timeout_at > now && rng.chance(35) {
+            timeout_at = r.timeout_at;
+        }
+    }
     let kind = match with_target {
         Some(true) => 1,
         Some(false) => *rng.pick(&[0, 0, 2]).expect("non-empty"),
@@ -76,7 +89,7 @@ pub(crate) fn new_promise(
 pub(crate) fn create(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
     if rng.chance(20) {
         if let Some(id) = pools::existing(m, rng, 70) {
-            return Request::PromiseCreate(new_promise(rng, now, id, None));
+            return Request::PromiseCreate(new_promise(m, rng, now, id, None));
         }
     }
     let origins = pools::origins(m);
@@ -84,7 +97,7 @@ pub(crate) fn create(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
         Some(o) if rng.chance(65) => pools::fresh_child(m, o),
         _ => pools::fresh_root(m),
     };
-    Request::PromiseCreate(new_promise(rng, now, id, None))
+    Request::PromiseCreate(new_promise(m, rng, now, id, None))
 }
 
 /// An existing id (mostly pending), else a missing one.

@@ -66,7 +66,7 @@ pub(crate) fn create(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
     Request::TaskCreate(TaskCreateReq {
         pid: pid(rng),
         ttl: pools::ttl(rng),
-        action: new_promise(rng, now, id, Some(true)),
+        action: new_promise(m, rng, now, id, Some(true)),
     })
 }
 

@@ -40,7 +40,7 @@ pub(crate) fn fence(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
             Some(p) if rng.chance(20) => p.id.clone(),
             _ => pools::fresh_child(m, &o),
         };
-        TaskFenceAction::Create(new_promise(rng, now, child, None))
+        TaskFenceAction::Create(new_promise(m, rng, now, child, None))
     } else {
         let pending: Vec<_> = others.iter().filter(|p| pools::pending(p)).collect();
         let awaited: Vec<_> = pending.iter().filter(|p| !p.callbacks.is_empty()).collect();
