@@ -6,8 +6,10 @@
 //! timeout, a retry, a lease, a schedule fire) so that the next tick fires
 //! it; sometimes past a pending promise's `timeoutAt` so that reads, guards
 //! and heartbeats see an expired promise no tick has settled yet. Jumps are
-//! capped at [`MAX_JUMP`]: with every-minute crons that bounds the catch-up
-//! work one tick asks of a server.
+//! capped at [`MAX_JUMP`], and now and then at `LONG_JUMP` (a wait past a
+//! deadline minutes away, where a suspended task's promise lies): with
+//! every-minute crons that bounds the catch-up work one tick asks of a
+//! server to a few occurrences, at most 15.
 
 use model::machine::Machine;
 use model::state::{LEASE, RETRY};

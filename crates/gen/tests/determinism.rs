@@ -54,7 +54,9 @@ fn now_never_decreases_and_jumps_are_bounded() {
                 w[0].now,
                 w[1].now
             );
-            assert!(w[1].now - w[0].now <= 181_000, "seed {seed}: jump too long");
+            // The long wait (15 minutes, plus up to a second past the
+            // deadline) bounds a tick's cron catch-up to 15 occurrences.
+            assert!(w[1].now - w[0].now <= 901_000, "seed {seed}: jump too long");
         }
     }
 }
