@@ -28,8 +28,11 @@ pub struct HuntConfig {
     pub seed: u64,
     /// Steps per case.
     pub steps: usize,
-    /// Give up after this many steps in all.
+    /// A kill within this many steps in all is on time.
     pub budget_steps: usize,
+    /// Past `budget_steps`, go on until this many steps (a kill then is
+    /// slow: a rare shape, reported as such); at most `budget_steps`: none.
+    pub slow_budget: usize,
     /// Time budget of each shrink.
     pub shrink_time: Duration,
     /// Deviations the target has besides the planted bug, which the
@@ -50,6 +53,7 @@ impl Default for HuntConfig {
             seed: 1,
             steps: 60,
             budget_steps: 20_000,
+            slow_budget: 400_000,
             shrink_time: Duration::from_secs(10),
             baseline: Vec::new(),
             profile: Profile::default(),
@@ -89,6 +93,8 @@ pub struct Kill {
     pub shrunk: usize,
     /// Seconds spent shrinking.
     pub shrink_seconds: f64,
+    /// Found only past the on-time budget.
+    pub slow: bool,
 }
 
 /// Hunt `bug` with a local target playing it.
@@ -130,7 +136,7 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
     let mut total = 0;
     let mut case = 0;
     let mut found = None;
-    while total < cfg.budget_steps {
+    while total < cfg.budget_steps.max(cfg.slow_budget) {
         let steps = checker.generate(gen::case_seed(cfg.seed, case), cfg.steps, cfg.probe_pct);
         let ex = execute(target, &mut checker, &steps, Expect::Model, opts);
         total += ex.lines.len();
@@ -148,6 +154,7 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
                     class,
                     shrunk: ex.lines.len(),
                     shrink_seconds: 0.0,
+                    slow: total > cfg.budget_steps,
                 });
                 break;
             }
@@ -168,6 +175,7 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
                 class,
                 shrunk: shrunk.best.lines.len(),
                 shrink_seconds: shrunk.elapsed.as_secs_f64(),
+                slow: total > cfg.budget_steps,
             });
             break;
         }
@@ -228,10 +236,11 @@ pub fn table(rows: &[Hunted]) -> String {
     for r in rows {
         match &r.kill {
             Some(k) => {
+                let outcome = if k.slow { "slow" } else { "killed" };
                 let _ = writeln!(
                     t,
                     "{:<34} {:<46} {:>8} {:>7} {:>8.3} {:>7} {:>7}",
-                    r.name, r.spec, "killed", k.steps, k.seconds, k.shrunk, r.minimal
+                    r.name, r.spec, outcome, k.steps, k.seconds, k.shrunk, r.minimal
                 );
             }
             None => {
@@ -244,7 +253,23 @@ pub fn table(rows: &[Hunted]) -> String {
         }
     }
     let kills: Vec<&Kill> = rows.iter().filter_map(|r| r.kill.as_ref()).collect();
-    let _ = writeln!(t, "killed {} of {}", kills.len(), rows.len());
+    let slow: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.kill.as_ref().is_some_and(|k| k.slow))
+        .map(|r| r.name)
+        .collect();
+    let _ = writeln!(
+        t,
+        "killed {} of {}; {} of them slowly (past the on-time budget){}",
+        kills.len(),
+        rows.len(),
+        slow.len(),
+        if slow.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", slow.join(", "))
+        }
+    );
     if !kills.is_empty() {
         let mut steps: Vec<usize> = kills.iter().map(|k| k.steps).collect();
         let mut secs: Vec<f64> = kills.iter().map(|k| k.seconds).collect();
@@ -315,6 +340,7 @@ pub fn detection(bug: &'static Deviation, cfg: &HuntConfig, seeds: u64) -> Detec
                 let c = HuntConfig {
                     seed: cfg.seed + i,
                     shrink: false,
+                    slow_budget: 0,
                     baseline: baseline.clone(),
                     ..cfg.clone()
                 };

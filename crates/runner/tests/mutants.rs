@@ -1,7 +1,7 @@
 //! The gate: every planted bug of the catalogue is killed by a generated
-//! run at CI size (fixed seed; a survivor gets one long second hunt, and is
-//! printed), and shrunk to within one step of its
-//! hand-minimal witness; also under every built-in profile (a profile never
+//! run at CI size (fixed seed; a bug that needs a rare shape may be found
+//! past the on-time budget, reported as slow), and shrunk to within one step of its
+//! hand-minimal witness (two for a slow kill); also under every built-in profile (a profile never
 //! hides spec-defined behaviour) and with a real target's whole baseline
 //! active on both sides (a baseline never blinds the harness).
 
@@ -13,54 +13,35 @@ fn hunt_all(cfg: &HuntConfig) -> Vec<Hunted> {
     deviate::all().map(|d| hunt(d, cfg)).collect()
 }
 
-/// The budget of a second hunt for a bug that survived the CI-size one. A
-/// few bugs need a rare shape (a cycle of awaits whose promises come due in
-/// one tick needs about 10^5 steps): they must still be killed, and each is
-/// printed, so a slow kill is seen rather than hidden.
-const SLOW_BUDGET: usize = 400_000;
-
-/// Hunt `bug` again with [`SLOW_BUDGET`], without shrinking.
-fn killed_slowly(bug: &str, cfg: &HuntConfig, what: &str) -> bool {
-    let slow = HuntConfig {
-        budget_steps: SLOW_BUDGET,
-        shrink: false,
-        ..cfg.clone()
-    };
-    let r = hunt(deviate::lookup(bug).unwrap(), &slow);
-    if let Some(k) = &r.kill {
-        eprintln!("{what}: {bug} killed slowly, at step {}", k.steps);
-    }
-    r.kill.is_some()
-}
-
-fn assert_all_killed(rows: &[Hunted], what: &str, cfg: &HuntConfig) {
+fn assert_all_killed(rows: &[Hunted], what: &str) {
     let survivors: Vec<&str> = rows
         .iter()
         .filter(|r| r.kill.is_none())
         .map(|r| r.name)
-        .filter(|n| !killed_slowly(n, cfg, what))
         .collect();
+    eprint!("{what}:\n{}", table(rows));
     assert!(
         survivors.is_empty(),
-        "{what}: survived {survivors:?} (also with {SLOW_BUDGET} steps)\n{}",
+        "{what}: survived {survivors:?}\n{}",
         table(rows)
     );
 }
 
 #[test]
 fn every_planted_bug_is_killed_and_shrunk_near_its_minimum() {
-    let cfg = HuntConfig::default();
-    let rows = hunt_all(&cfg);
-    assert_all_killed(&rows, "spec profile", &cfg);
+    let rows = hunt_all(&HuntConfig::default());
+    assert_all_killed(&rows, "spec profile");
     let long: Vec<String> = rows
         .iter()
         .filter_map(|r| {
             let k = r.kill.as_ref()?;
-            (k.shrunk > r.minimal + 1)
-                .then(|| format!("{}: {} > {} + 1", r.name, k.shrunk, r.minimal))
+            // A slow kill comes from a rarer, longer shape (a lease lost and
+            // retaken on the way to a cycle of awaits): one more step.
+            let slack = if k.slow { 2 } else { 1 };
+            (k.shrunk > r.minimal + slack)
+                .then(|| format!("{}: {} > {} + {slack}", r.name, k.shrunk, r.minimal))
         })
         .collect();
-    eprint!("{}", table(&rows));
     assert!(
         long.is_empty(),
         "shrunk too long: {long:?}\n{}",
@@ -87,7 +68,7 @@ fn every_built_in_profile_still_catches_spec_defined_bugs() {
             .map(|d| hunt(d, &cfg))
             .collect();
         assert!(rows.len() > 40, "{name}");
-        assert_all_killed(&rows, name, &cfg);
+        assert_all_killed(&rows, name);
     }
 }
 
@@ -99,17 +80,29 @@ fn no_baseline_blinds_the_harness_to_a_planted_bug() {
             baseline: baseline.clone(),
             ..HuntConfig::default()
         };
-        // A planted bug that is itself in the baseline is not a bug there.
+        let on_time = HuntConfig {
+            slow_budget: 0,
+            ..cfg.clone()
+        };
+        // A planted bug that is itself in the baseline is not a bug there;
+        // one the baseline leaves nothing to change is not hunted on.
         let rows: Vec<Hunted> = deviate::all()
             .filter(|d| !baseline.contains(d))
-            .map(|d| hunt(d, &cfg))
+            .map(|d| {
+                let r = hunt(d, &on_time);
+                if r.kill.is_none() && !unobservable_under(d, &baseline) {
+                    hunt(d, &cfg)
+                } else {
+                    r
+                }
+            })
             .collect();
+        eprint!("{name}:\n{}", table(&rows));
         let blind: Vec<&str> = rows
             .iter()
             .filter(|r| r.kill.is_none())
             .map(|r| r.name)
             .filter(|n| !unobservable_under(deviate::lookup(n).unwrap(), &baseline))
-            .filter(|n| !killed_slowly(n, &cfg, name))
             .collect();
         assert!(
             blind.is_empty(),

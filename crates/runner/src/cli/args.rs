@@ -67,9 +67,13 @@ pub struct MutantsArgs {
     /// Only these bugs (repeat); default: the whole catalogue.
     #[arg(long)]
     pub mutant: Vec<String>,
-    /// Give up on a bug after this many steps in all.
+    /// A bug found within this many steps in all is found on time.
     #[arg(long, default_value_t = 20_000)]
     pub budget_steps: usize,
+    /// Hunt a bug not found on time on until this many steps (a kill then
+    /// is reported as slow); not with `--versus-clean`.
+    #[arg(long, default_value_t = 400_000)]
+    pub slow_budget: usize,
     /// Run seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
