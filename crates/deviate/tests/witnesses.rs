@@ -136,3 +136,41 @@ fn catalogue_table() {
     }
     println!("{} deviations", all().count());
 }
+
+/// Found against the TS server under validation probing: a promise with an
+/// empty target, settled, notifies its listener with the promise as stored
+/// (the empty target included), though the handler read it as none.
+#[test]
+fn an_empty_target_is_kept_in_the_unblock_a_settlement_sends() {
+    use deviate::families::witness::*;
+    use model::state::{Message, TARGET};
+    use model::types::PromiseState;
+    let d = deviate::lookup("empty-target-is-no-target").unwrap();
+    let mut m = deviate::Deviant::new(Default::default(), vec![d]);
+    for s in [
+        at(T0, create("a", LATER, tags(&[(TARGET, "")]))),
+        at(T0, listen("a")),
+        at(T0, settle("a", PromiseState::Resolved)),
+    ] {
+        m.step(&s);
+    }
+    let unblocks: Vec<_> = m
+        .state
+        .outbox()
+        .filter_map(|(_, e)| match &e.message {
+            Message::Unblock { promise } => Some(promise.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unblocks.len(), 1);
+    assert_eq!(unblocks[0].tags.get(TARGET).map(String::as_str), Some(""));
+    assert_eq!(
+        m.state
+            .get_promise("a")
+            .unwrap()
+            .tags
+            .get(TARGET)
+            .map(String::as_str),
+        Some("")
+    );
+}

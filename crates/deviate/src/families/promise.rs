@@ -510,6 +510,23 @@ fn restore_empty_targets(m: &mut Machine, ids: &[String], res: &mut Response) {
             p.tags.insert(TARGET.to_string(), String::new());
         });
     }
+    // The `unblock` a settlement sent carries the promise as stored.
+    let unblocks: Vec<(String, model::types::PromiseRecord)> = m
+        .state
+        .outbox()
+        .filter_map(|(_, e)| match &e.message {
+            Message::Unblock { promise }
+                if ids.contains(&promise.id) && !promise.tags.contains_key(TARGET) =>
+            {
+                Some((e.address.clone(), promise.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    for (address, mut promise) in unblocks {
+        promise.tags.insert(TARGET.to_string(), String::new());
+        m.state.set_message(&address, Message::Unblock { promise });
+    }
     if let Some(r) = record_mut(res) {
         if ids.contains(&r.id) {
             r.tags.insert(TARGET.to_string(), String::new());
