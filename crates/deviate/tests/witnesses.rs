@@ -174,3 +174,60 @@ fn an_empty_target_is_kept_in_the_unblock_a_settlement_sends() {
         Some("")
     );
 }
+
+/// A generator given a baseline's stepper reads the state that baseline
+/// leaves: with `timer-without-target-unarmed`, no timer promise without a
+/// target ever has a promise timeout armed in the generator's model, where
+/// the spec's generator arms them.
+#[test]
+fn a_generator_steps_through_the_baseline() {
+    use model::state::{TARGET, TIMER};
+    let d = deviate::lookup("timer-without-target-unarmed").unwrap();
+    let cfg = gen::GenConfig {
+        steps: 60,
+        ..gen::GenConfig::default()
+    };
+    let unarmed_timers = |m: &Machine| {
+        m.state.promises().any(|p| {
+            p.tags.contains_key(TIMER)
+                && !p.tags.contains_key(TARGET)
+                && m.state.promise_timeouts().get(&p.id).is_some()
+        })
+    };
+    let (mut spec_arms, mut deviant_arms) = (false, false);
+    for seed in 0..50 {
+        let mut rng = gen::seeded_rng(seed);
+        let mut plain = gen::Generator::new(&cfg);
+        let mut through = gen::Generator::with_stepper(&cfg, deviate::stepper(vec![d]));
+        for _ in 0..cfg.steps {
+            plain.next_step(&mut rng);
+            spec_arms |= unarmed_timers(plain.machine());
+        }
+        let mut rng = gen::seeded_rng(seed);
+        for _ in 0..cfg.steps {
+            through.next_step(&mut rng);
+            deviant_arms |= unarmed_timers(through.machine());
+        }
+    }
+    assert!(spec_arms, "the spec arms timers without a target");
+    assert!(!deviant_arms, "the baseline's model never does");
+}
+
+/// A server that settles expired promises when a request names them settles
+/// them through its own timeout: a planted timeout bug shows on that path.
+#[test]
+fn a_firing_on_access_goes_through_the_timeout_deviations() {
+    use deviate::families::witness::*;
+    use model::types::PromiseState;
+    let devs = vec![
+        deviate::lookup("materialize-named-expired").unwrap(),
+        deviate::lookup("timeout-timer-rejected").unwrap(),
+    ];
+    let mut m = Deviant::new(ServerConfig::default(), devs);
+    m.step(&at(T0, create("a", T0 + 10, timer())));
+    m.step(&at(T0 + 20, get("a")));
+    assert_eq!(
+        m.state.get_promise("a").unwrap().state,
+        PromiseState::RejectedTimedout
+    );
+}

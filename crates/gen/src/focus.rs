@@ -50,13 +50,10 @@ pub(crate) fn due(m: &Machine, since: Time, now: Time) -> Due {
         .promises()
         .filter(|p| p.state == PromiseState::Pending)
         .map(|p| p.timeout_at);
-    let tasks = [RETRY, LEASE].into_iter().flat_map(|kind| {
-        m.state
-            .task_timeouts(kind)
-            .sorted()
-            .into_iter()
-            .map(|(_, at)| at)
-    });
+    // Only what is armed at or before `now`, in time order: no sort.
+    let tasks = [RETRY, LEASE]
+        .into_iter()
+        .flat_map(|kind| m.state.task_timeouts(kind).due(now).map(|(at, _)| at));
     let mut due = Due::Nothing;
     for at in promises.chain(tasks).filter(|&at| came_due(at, since, now)) {
         if at == now {

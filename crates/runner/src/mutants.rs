@@ -76,6 +76,9 @@ pub struct Hunted {
     pub kill: Option<Kill>,
     /// Steps run in all.
     pub steps: usize,
+    /// Not found, and the baseline leaves it nothing to change
+    /// ([`unobservable_under`]): an equivalent mutant there.
+    pub equivalent: bool,
 }
 
 /// How a bug was found.
@@ -187,7 +190,32 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
         minimal: (bug.witness)().len(),
         kill: found,
         steps: total,
+        equivalent: false,
     }
+}
+
+/// [`hunt`] through `cfg.baseline`: a bug not found on time is first asked
+/// whether the baseline leaves it anything to change; only if it does is
+/// it hunted on to `cfg.slow_budget` (an equivalent mutant never would be).
+pub fn hunt_through_baseline(bug: &'static Deviation, cfg: &HuntConfig) -> Hunted {
+    if cfg.baseline.is_empty() {
+        return hunt(bug, cfg);
+    }
+    let on_time = HuntConfig {
+        slow_budget: 0,
+        ..cfg.clone()
+    };
+    let row = hunt(bug, &on_time);
+    if row.kill.is_some() {
+        return row;
+    }
+    if unobservable_under(bug, &cfg.baseline) {
+        return Hunted {
+            equivalent: true,
+            ..row
+        };
+    }
+    hunt(bug, cfg)
 }
 
 /// Whether `bug` changes nothing a target shows once `baseline` is there:
@@ -244,10 +272,11 @@ pub fn table(rows: &[Hunted]) -> String {
                 );
             }
             None => {
+                let outcome = if r.equivalent { "equiv" } else { "SURVIVED" };
                 let _ = writeln!(
                     t,
                     "{:<34} {:<46} {:>8} {:>7} {:>8} {:>7} {:>7}",
-                    r.name, r.spec, "SURVIVED", r.steps, "-", "-", r.minimal
+                    r.name, r.spec, outcome, r.steps, "-", "-", r.minimal
                 );
             }
         }
@@ -260,9 +289,10 @@ pub fn table(rows: &[Hunted]) -> String {
         .collect();
     let _ = writeln!(
         t,
-        "killed {} of {}; {} of them slowly (past the on-time budget){}",
+        "killed {} of {} ({} equivalent under the baseline); {} of them slowly (past the on-time budget){}",
         kills.len(),
         rows.len(),
+        rows.iter().filter(|r| r.equivalent).count(),
         slow.len(),
         if slow.is_empty() {
             String::new()

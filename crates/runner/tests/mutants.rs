@@ -6,7 +6,7 @@
 //! active on both sides (a baseline never blinds the harness).
 
 use runner::baseline::Baseline;
-use runner::mutants::{hunt, table, unobservable_under, HuntConfig, Hunted};
+use runner::mutants::{hunt, hunt_through_baseline, table, HuntConfig, Hunted};
 use runner::profile::Profile;
 
 fn hunt_all(cfg: &HuntConfig) -> Vec<Hunted> {
@@ -80,29 +80,16 @@ fn no_baseline_blinds_the_harness_to_a_planted_bug() {
             baseline: baseline.clone(),
             ..HuntConfig::default()
         };
-        let on_time = HuntConfig {
-            slow_budget: 0,
-            ..cfg.clone()
-        };
-        // A planted bug that is itself in the baseline is not a bug there;
-        // one the baseline leaves nothing to change is not hunted on.
+        // A planted bug that is itself in the baseline is not a bug there.
         let rows: Vec<Hunted> = deviate::all()
             .filter(|d| !baseline.contains(d))
-            .map(|d| {
-                let r = hunt(d, &on_time);
-                if r.kill.is_none() && !unobservable_under(d, &baseline) {
-                    hunt(d, &cfg)
-                } else {
-                    r
-                }
-            })
+            .map(|d| hunt_through_baseline(d, &cfg))
             .collect();
         eprint!("{name}:\n{}", table(&rows));
         let blind: Vec<&str> = rows
             .iter()
-            .filter(|r| r.kill.is_none())
+            .filter(|r| r.kill.is_none() && !r.equivalent)
             .map(|r| r.name)
-            .filter(|n| !unobservable_under(deviate::lookup(n).unwrap(), &baseline))
             .collect();
         assert!(
             blind.is_empty(),
@@ -157,4 +144,41 @@ fn a_baselined_deviation_is_not_a_divergence() {
         );
     }
     assert!(shown > 0, "the deviation did show without the baseline");
+}
+
+#[test]
+fn detection_compares_steps_with_and_without_a_baseline() {
+    use runner::mutants::{detection, detection_table};
+    // Observable through the baseline: found on both sides, a ratio.
+    let known = deviate::lookup("heartbeat-ignores-expiry").unwrap();
+    let bug = deviate::lookup("heartbeat-ignores-pid").unwrap();
+    let cfg = HuntConfig {
+        baseline: vec![known],
+        ..HuntConfig::default()
+    };
+    let d = detection(bug, &cfg, 2);
+    assert_eq!((d.clean.len(), d.with.len()), (2, 2));
+    assert!(d.clean.iter().chain(&d.with).all(Option::is_some), "{d:?}");
+    assert!(!d.unobservable);
+    let ratio = d.ratio(cfg.budget_steps);
+    assert!(ratio.is_finite() && ratio > 0.0);
+    // A baseline that takes the bug's whole path: never found with it,
+    // marked unobservable, and left out of the bound.
+    let (_, ts_eager) = Baseline::load("ts-eager").unwrap();
+    let cfg = HuntConfig {
+        baseline: ts_eager,
+        budget_steps: 2_000,
+        ..HuntConfig::default()
+    };
+    let e = detection(
+        deviate::lookup("schedule-retry-from-tick").unwrap(),
+        &cfg,
+        1,
+    );
+    assert_eq!(e.with, vec![None]);
+    assert!(e.unobservable, "{e:?}");
+    let t = detection_table(&[d, e], cfg.budget_steps, 1e9);
+    assert!(t.contains("(unobservable under the baseline)"), "{t}");
+    assert!(t.contains("observable bugs: 1;"), "{t}");
+    assert!(t.ends_with("over 1000000000x: none\n"), "{t}");
 }

@@ -527,7 +527,6 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
             .unwrap_or_default()
     );
     let mut rows = Vec::new();
-    let mut equivalent = 0;
     for bug in bugs {
         if baseline.contains(&bug) {
             say!(
@@ -558,20 +557,8 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
                 ..cfg.clone()
             };
             mutants::hunt_on(bug, &mut t, &cfg)
-        } else if baseline.is_empty() {
-            mutants::hunt(bug, &cfg)
         } else {
-            // A bug the baseline leaves nothing to change is not hunted on.
-            let on_time = mutants::HuntConfig {
-                slow_budget: 0,
-                ..cfg.clone()
-            };
-            let row = mutants::hunt(bug, &on_time);
-            if row.kill.is_none() && !mutants::unobservable_under(bug, &baseline) {
-                mutants::hunt(bug, &cfg)
-            } else {
-                row
-            }
+            mutants::hunt_through_baseline(bug, &cfg)
         };
         let outcome = match &row.kill {
             Some(k) => format!(
@@ -582,15 +569,12 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
                 k.shrunk,
                 row.minimal
             ),
-            None if !baseline.is_empty() && mutants::unobservable_under(bug, &baseline) => {
+            None if row.equivalent => {
                 "equivalent: this baseline's departures leave it nothing to change (the same answers and states on 300 traces)".to_string()
             }
             None => "SURVIVED".to_string(),
         };
         say!("  {:<34} {outcome}", row.name);
-        if row.kill.is_none() && outcome.starts_with("equivalent") {
-            equivalent += 1;
-        }
         rows.push(row);
     }
     let _ = write!(std::io::stdout(), "{}", mutants::table(&rows));
@@ -600,7 +584,7 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
             .map(|r| {
                 serde_json::json!({
                     "bug": r.name, "spec": r.spec, "minimal": r.minimal,
-                    "killed": r.kill.is_some(), "steps": r.kill.as_ref().map_or(r.steps, |k| k.steps),
+                    "killed": r.kill.is_some(), "equivalent": r.equivalent, "slow": r.kill.as_ref().is_some_and(|k| k.slow), "steps": r.kill.as_ref().map_or(r.steps, |k| k.steps),
                     "seconds": r.kill.as_ref().map(|k| k.seconds),
                     "class": r.kill.as_ref().map(|k| k.class.clone()),
                     "shrunk": r.kill.as_ref().map(|k| k.shrunk),
@@ -614,8 +598,7 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
         )
         .map_err(|e| bad(format!("cannot write {}: {e}", p.display())))?;
     }
-    let killed = rows.iter().filter(|r| r.kill.is_some()).count();
-    Ok(if killed + equivalent == rows.len() {
+    Ok(if rows.iter().all(|r| r.kill.is_some() || r.equivalent) {
         Verdict::Clean
     } else {
         Verdict::Diverged
