@@ -265,8 +265,8 @@ def serve(shim: Shim, args: argparse.Namespace, banner: str) -> None:
     signal.signal(signal.SIGINT, stop)
     host, port = httpd.server_address[:2]
     shown = f"[{host}]" if ":" in host else host
+    log(banner)  # before the address line, so a reader of that line finds the banner written
     print(f"listening on http://{shown}:{port}", flush=True)
-    log(banner)
     try:
         httpd.serve_forever()
     finally:
