@@ -54,7 +54,7 @@ build_python() {
   trap 'rm -rf "$tmp"' RETURN
   mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial"
   echo "deb-src http://deb.debian.org/debian trixie main" >"$tmp/sources.list"
-  local apt=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
+  local apt=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null -o APT::Sandbox::User=root
              -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache")
   echo "install.sh: no Python >= 3.12 here; building CPython 3.13 from Debian's source package into $prefix" >&2
   apt-get "${apt[@]}" -qq update
