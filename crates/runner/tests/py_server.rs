@@ -150,7 +150,10 @@ fn the_python_server_serves_the_debug_surface() {
     call(&mut t, "promise.register_listener", l, 1000, 200);
     let s = snap(&mut t);
     assert_eq!(s["callbacks"], json!([{"awaiter": "a", "awaited": "a.1"}]));
-    assert_eq!(s["listeners"], json!([{"id": "a.1", "address": "http://listener.local/1"}]));
+    assert_eq!(
+        s["listeners"],
+        json!([{"id": "a.1", "address": "http://listener.local/1"}])
+    );
     assert_eq!(s["promiseTimeouts"].as_array().unwrap().len(), 2, "{s}");
 
     let settle = json!({"id": "a.1", "state": "resolved", "value": {}});
@@ -158,14 +161,20 @@ fn the_python_server_serves_the_debug_surface() {
     let s = snap(&mut t);
     assert_eq!(s["resumes"], json!([{"id": "a", "awaited": "a.1"}]));
     let task = &s["tasks"].as_array().unwrap()[0];
-    assert_eq!((&task["state"], &task["resumes"]), (&json!("pending"), &json!(1)));
+    assert_eq!(
+        (&task["state"], &task["resumes"]),
+        (&json!("pending"), &json!(1))
+    );
     let kinds: Vec<&str> = s["messages"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| m["message"]["kind"].as_str().unwrap())
         .collect();
-    assert!(kinds.contains(&"execute") && kinds.contains(&"unblock"), "{s}");
+    assert!(
+        kinds.contains(&"execute") && kinds.contains(&"unblock"),
+        "{s}"
+    );
 
     // a schedule is stored (local.py never fires one: no schedule timeout)
     let sc = json!({"id": "s", "cron": "* * * * *", "promiseId": "{{.id}}.{{.timestamp}}",
@@ -173,7 +182,11 @@ fn the_python_server_serves_the_debug_surface() {
     call(&mut t, "schedule.create", sc, 2000, 201);
 
     // the tick re-sends the retry of `a` (armed at 2000 + 30000)
-    t.send(&Step { now: 40_000, op: Op::Tick }).unwrap();
+    t.send(&Step {
+        now: 40_000,
+        op: Op::Tick,
+    })
+    .unwrap();
     let s = snap(&mut t);
     assert_eq!(s["schedules"].as_array().unwrap().len(), 1, "{s}");
     assert_eq!(s["scheduleTimeouts"], json!([]));
@@ -202,7 +215,14 @@ fn a_run_against_the_python_server_ends_in_divergences_not_faults() {
     let s = run_on(&cfg, &mut target, &mut out);
     let log = String::from_utf8_lossy(&out);
     assert_eq!(s.faults, 0, "{log}");
-    assert!(s.skipped_components.is_empty(), "{:?}", s.skipped_components);
+    assert!(
+        s.skipped_components.is_empty(),
+        "{:?}",
+        s.skipped_components
+    );
     assert_eq!(s.cases, 4, "{log}");
-    assert!(s.divergences > 0, "the spec profile without a dialect: {log}");
+    assert!(
+        s.divergences > 0,
+        "the spec profile without a dialect: {log}"
+    );
 }
