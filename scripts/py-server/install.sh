@@ -13,7 +13,7 @@
 # $CONFORM_PYTHON_PREFIX (default /var/cache/conform/python3.13). That takes
 # about 4 CPU-minutes and needs only what this machine kind ships (gcc, make,
 # libssl-dev, zlib1g-dev, libffi-dev). Without --build-python and no Python
-# >= 3.12, it says so and exits 1.
+# >= 3.12, it says so and exits 3 (any other failure: 1).
 #
 # An up-to-date venv (same interpreter, same requirements.txt) is left alone.
 set -euo pipefail
@@ -79,7 +79,7 @@ if [ -z "$py" ]; then
     py=$(find_python)
   else
     echo "install.sh: no Python >= 3.12 (resonate-sdk 0.8.1 needs one); rerun with --build-python, or set CONFORM_PYTHON (README.md, 'Python')" >&2
-    exit 1
+    exit 3
   fi
 fi
 
