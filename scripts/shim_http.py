@@ -18,6 +18,7 @@ import argparse
 import ipaddress
 import json
 import signal
+import socket
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -249,7 +250,7 @@ def serve(shim: Shim, args: argparse.Namespace, banner: str) -> None:
 
     class Server(ThreadingHTTPServer):
         daemon_threads = True
-        address_family = 10 if ":" in args.bind else 2  # AF_INET6 / AF_INET
+        address_family = socket.AF_INET6 if ":" in args.bind else socket.AF_INET
 
     try:
         httpd = Server((args.bind, args.port), Handler)
