@@ -109,17 +109,20 @@ impl Shim {
                 .args(["--port", "0", "--log"])
                 .stderr(log.reopen().unwrap()),
         );
+        // From here on the shim is stopped (and its cluster removed) by
+        // `Drop`, whatever fails.
+        let mut shim = Shim {
+            child,
+            url,
+            cluster: PathBuf::new(),
+            stopped: false,
+        };
         let err = std::fs::read_to_string(log.path()).unwrap();
-        let cluster = err
+        shim.cluster = err
             .lines()
             .find_map(|l| l.split_once(", cluster in ").map(|(_, d)| PathBuf::from(d)))
             .unwrap_or_else(|| panic!("no cluster directory on stderr: {err}"));
-        Shim {
-            child,
-            url,
-            cluster,
-            stopped: false,
-        }
+        shim
     }
 
     fn target(&self) -> HttpTarget {
