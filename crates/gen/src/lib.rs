@@ -30,6 +30,7 @@
 mod clock;
 mod coverage;
 mod dice;
+pub mod epoch;
 mod focus;
 mod generator;
 mod pools;

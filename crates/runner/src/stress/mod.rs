@@ -1,0 +1,304 @@
+//! `conform stress`: many clients drive one target at once, epoch by epoch
+//! (ARCHITECTURE.md, "The concurrent run"); each epoch's history is checked
+//! for linearizability against the model as soon as its barrier is read
+//! ([`crate::lin`]), and the next epoch is generated from the state found.
+//! A history no order explains is saved (NDJSON and an HTML timeline),
+//! shrunk by re-running ([`shrink`]), and printed with the commands that
+//! check it again offline and replay it against the target.
+
+mod clients;
+pub mod html;
+pub mod shrink;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use deviate::{Deviant, Deviation};
+use gen::epoch::{plan, EpochConfig};
+use gen::{GenConfig, Generator};
+use model::state::ServerConfig;
+use serde_json::{json, Map};
+
+use crate::lin::history::{Barrier, Epoch, History, HistoryHeader, Operation, FORMAT};
+use crate::lin::{report, LinOptions, Linearizer, Stats, Verdict};
+use crate::profile::Profile;
+use crate::repro::Reach;
+use crate::target::{Client, Target, TargetError};
+
+pub use clients::Clock;
+
+/// The first `now` of a concurrent run: 2100-01-01. Far past the wall
+/// clock, so a restarted server that runs its background loops on the wall
+/// clock until it hears `debug.start` finds nothing due; fixed, so a seed
+/// names the same run on every day.
+pub const START: u64 = 4_102_444_800_000;
+
+/// Everything `conform stress` was asked.
+#[derive(Clone, Debug)]
+pub struct StressConfig {
+    /// How printed commands reach the target again.
+    pub reach: Reach,
+    /// The target's URL, for the history header.
+    pub target: String,
+    /// Run seed.
+    pub seed: u64,
+    /// Clients at once.
+    pub clients: usize,
+    /// Epochs.
+    pub epochs: usize,
+    /// The generator's steps per epoch (rivals on top).
+    pub ops: usize,
+    /// Percent of steps joined by a rival.
+    pub rival_pct: u64,
+    /// The target's profile.
+    pub profile: Profile,
+    /// The baseline's deviations, applied to the model.
+    pub deviations: Vec<&'static Deviation>,
+    /// Search limits.
+    pub lin: LinOptions,
+    /// Where failing histories go.
+    pub out_dir: PathBuf,
+    /// Shrink a failing history by re-running it.
+    pub shrink: bool,
+    /// Time budget of the shrink.
+    pub shrink_time: Duration,
+    /// Attempts per candidate when re-running (races are timing-dependent).
+    pub attempts: usize,
+}
+
+impl StressConfig {
+    fn model(&self) -> Deviant {
+        Deviant::new(
+            ServerConfig {
+                retry_timeout: self.profile.retry_timeout,
+            },
+            self.deviations.clone(),
+        )
+    }
+
+    fn header(&self) -> HistoryHeader {
+        let mut options = Map::new();
+        options.insert("retryTimeout".into(), json!(self.profile.retry_timeout));
+        options.insert("checkState".into(), json!(self.reach.check_state));
+        options.insert("profile".into(), json!(self.profile.name));
+        if let Some(b) = &self.reach.baseline {
+            options.insert("baseline".into(), json!(b));
+        }
+        options.insert("epochs".into(), json!(self.epochs));
+        options.insert("ops".into(), json!(self.ops));
+        options.insert("rivalPct".into(), json!(self.rival_pct));
+        HistoryHeader {
+            kind: "header".into(),
+            format: FORMAT.into(),
+            harness: format!("conform {}", env!("CARGO_PKG_VERSION")),
+            spec: model::SPEC_COMMIT.into(),
+            seed: Some(self.seed),
+            clients: self.clients,
+            target: self.target.clone(),
+            options,
+        }
+    }
+
+    /// The command that runs this stress run again.
+    pub fn rerun_command(&self) -> String {
+        format!(
+            "{} stress --seed {} --clients {} --epochs {} --ops {} --rival-pct {}{}",
+            crate::repro::program(),
+            self.seed,
+            self.clients,
+            self.epochs,
+            self.ops,
+            self.rival_pct,
+            self.reach.flags()
+        )
+    }
+}
+
+/// How a stress run ended.
+#[derive(Debug)]
+pub enum StressVerdict {
+    /// Every epoch was linearizable.
+    Linearizable,
+    /// An epoch no order explains: the saved history and its report.
+    NotLinearizable {
+        /// The saved history.
+        file: PathBuf,
+        /// The shrunk one, if the shrink reproduced it.
+        shrunk: Option<PathBuf>,
+    },
+    /// The search gave up.
+    Undecided(String),
+    /// The target failed; the history so far is saved here.
+    Fault(TargetError, Option<PathBuf>),
+}
+
+/// A stress run's figures and verdict.
+#[derive(Debug)]
+pub struct StressOutcome {
+    /// The verdict.
+    pub verdict: StressVerdict,
+    /// The checker's figures.
+    pub stats: Stats,
+    /// Operations sent.
+    pub ops: usize,
+    /// CPU-free wall time of the run's sending, µs.
+    pub sending_us: u64,
+    /// Time spent checking, µs.
+    pub checking_us: u64,
+}
+
+/// Run the stress test against `target` (started and wiped first).
+pub fn run(cfg: &StressConfig, target: &mut dyn Target, out: &mut dyn Write) -> StressOutcome {
+    let mut history = History::new(cfg.header());
+    let mut outcome = StressOutcome {
+        verdict: StressVerdict::Linearizable,
+        stats: Stats::default(),
+        ops: 0,
+        sending_us: 0,
+        checking_us: 0,
+    };
+    let fault = |e: TargetError, h: &History, cfg: &StressConfig| {
+        let file = save(h, &cfg.out_dir, cfg.seed).ok();
+        StressVerdict::Fault(e, file)
+    };
+    if let Err(e) = target.start() {
+        outcome.verdict = fault(e, &history, cfg);
+        return outcome;
+    }
+    let mut clients = match target.clients(cfg.clients) {
+        Ok(c) => c,
+        Err(e) => {
+            outcome.verdict = fault(e, &history, cfg);
+            return outcome;
+        }
+    };
+    let model = cfg.model();
+    let gen_cfg = GenConfig {
+        retry_timeout: cfg.profile.retry_timeout,
+        start: START,
+        kinds: cfg.profile.kinds(),
+        ..GenConfig::default()
+    };
+    let stepper = model.stepper();
+    let mut lin = Linearizer::new(model, &cfg.profile.skip_components, cfg.lin);
+    let mut g = Generator::with_stepper(&gen_cfg, stepper.clone());
+    let mut rng = gen::seeded_rng(cfg.seed);
+    let ecfg = EpochConfig {
+        clients: cfg.clients,
+        ops: cfg.ops,
+        rival_pct: cfg.rival_pct,
+    };
+    let clock = Clock::start();
+    for e in 0..cfg.epochs {
+        let p = plan(&mut g, &ecfg, e == 0, &mut rng);
+        let t0 = clock.micros();
+        let epoch = match run_one(&mut clients, target, &p.queues, e, p.now, history.len(), clock, cfg) {
+            Ok(epoch) => epoch,
+            Err((epoch, err)) => {
+                history.epochs.push(epoch);
+                outcome.verdict = fault(err, &history, cfg);
+                outcome.stats = lin.stats.clone();
+                return outcome;
+            }
+        };
+        outcome.ops += epoch.ops.len();
+        let t1 = clock.micros();
+        outcome.sending_us += t1 - t0;
+        let checked = lin.check_epoch(&epoch);
+        outcome.checking_us += clock.micros() - t1;
+        history.epochs.push(epoch);
+        match checked {
+            Ok(()) => {
+                let m = (**lin.model()).clone();
+                g = Generator::resume(m, p.now, &gen_cfg, stepper.clone());
+            }
+            Err(Verdict::NotLinearizable(f)) => {
+                outcome.stats = lin.stats.clone();
+                let _ = writeln!(out, "{}", report::render(&f));
+                let file = match save(&history, &cfg.out_dir, cfg.seed) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        outcome.verdict = StressVerdict::Undecided(format!(
+                            "could not save the history: {e}"
+                        ));
+                        return outcome;
+                    }
+                };
+                let _ = html::write_beside(&file, &history, Some(&f));
+                let shrunk = if cfg.shrink {
+                    shrink::shrink(cfg, target, &f, &history.header, out)
+                } else {
+                    None
+                };
+                outcome.verdict = StressVerdict::NotLinearizable { file, shrunk };
+                return outcome;
+            }
+            Err(Verdict::Undecided { epoch, why }) => {
+                outcome.stats = lin.stats.clone();
+                let file = save(&history, &cfg.out_dir, cfg.seed).ok();
+                outcome.verdict = StressVerdict::Undecided(format!(
+                    "epoch {epoch}: {why}{}",
+                    file.map_or(String::new(), |f| format!(" (history saved: {})", f.display()))
+                ));
+                return outcome;
+            }
+            Err(Verdict::Linearizable) => unreachable!("an epoch error is never linearizable"),
+        }
+    }
+    outcome.stats = lin.stats.clone();
+    outcome
+}
+
+/// Send one epoch and read its barrier; on a fault, the epoch so far.
+#[allow(clippy::too_many_arguments)]
+fn run_one(
+    clients: &mut [Box<dyn Client>],
+    target: &mut dyn Target,
+    queues: &[Vec<gen::Step>],
+    index: usize,
+    now: u64,
+    first_id: usize,
+    clock: Clock,
+    cfg: &StressConfig,
+) -> Result<Epoch, (Epoch, TargetError)> {
+    let sent = clients::run_epoch(clients, queues, index, first_id, clock);
+    let mut epoch = Epoch {
+        index,
+        now,
+        ops: sent.ops,
+        crashed: false,
+        barrier: None,
+    };
+    if let Some(e) = sent.fault {
+        return Err((epoch, e));
+    }
+    let snap = if cfg.reach.check_state {
+        match target.snap() {
+            Ok(s) => Some(s.json().clone()),
+            Err(e) => return Err((epoch, e)),
+        }
+    } else {
+        None
+    };
+    epoch.barrier = Some(Barrier {
+        epoch: index,
+        now,
+        at: clock.micros(),
+        snap,
+    });
+    Ok(epoch)
+}
+
+/// Write `history` under `dir`, named by seed and time.
+pub fn save(history: &History, dir: &Path, seed: u64) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{}-stress-{seed}.history.ndjson", crate::repro::stamp()));
+    std::fs::write(&path, history.to_ndjson())?;
+    Ok(path)
+}
+
+/// The operations of `history`, every epoch, for tests and reports.
+pub fn operations(history: &History) -> Vec<&Operation> {
+    history.operations().collect()
+}
