@@ -12,9 +12,7 @@
 //! heartbeat ‖ the tick that expires its lease, schedule.delete ‖ the tick
 //! that fires it.
 
-use model::api::{
-    PromiseSettleReq, Request, TaskAcquireReq, TaskCreateReq, TaskReleaseReq,
-};
+use model::api::{PromiseSettleReq, Request, TaskAcquireReq, TaskCreateReq, TaskReleaseReq};
 use model::types::{PromiseState, Time, Value};
 use proptest::test_runner::TestRng;
 
@@ -130,7 +128,9 @@ fn rival(step: &Step, rng: &mut TestRng) -> Option<Step> {
         Request::PromiseSettle(r) => Op::Request(settle(&r.id, rng)),
         Request::PromiseRegisterCallback(r) => Op::Request(settle(&r.awaited, rng)),
         Request::TaskSuspend(r) => {
-            let a = r.actions.get(rng.below(r.actions.len().max(1) as u64) as usize)?;
+            let a = r
+                .actions
+                .get(rng.below(r.actions.len().max(1) as u64) as usize)?;
             Op::Request(settle(&a.awaited, rng))
         }
         Request::TaskFence(r) => Op::Request(release(&r.id, r.version)),

@@ -52,6 +52,71 @@ pub enum Command {
     Mutants(MutantsArgs),
     /// Show what a baseline contains: its deviations and known signatures.
     Baseline(BaselineArgs),
+    /// Drive a target with many clients at once and check the history is
+    /// linearizable against the model.
+    Stress(StressArgs),
+    /// Check a saved concurrent history again, offline.
+    CheckHistory(CheckHistoryArgs),
+}
+
+/// `conform stress`.
+#[derive(Args, Debug)]
+pub struct StressArgs {
+    /// Target and comparison options.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Run seed (random when absent; always printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Clients sending at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub clients: u64,
+    /// Epochs (windows of one `now`, each closed by a barrier).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub epochs: u64,
+    /// The generator's operations per epoch (rivals come on top; at most
+    /// 64, so an epoch stays within the checker's 128).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub ops: u64,
+    /// Percent of operations joined by a rival contending for the same object.
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub rival_pct: u64,
+    /// Directory for failing histories.
+    #[arg(long, default_value = "traces/failures")]
+    pub out_dir: PathBuf,
+    /// Do not shrink a failing history.
+    #[arg(long)]
+    pub no_shrink: bool,
+    /// Time budget of the shrink, in seconds.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub shrink_time: u64,
+    /// Re-runs per shrink candidate (a race shows in some interleavings only).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub attempts: u64,
+    /// Configurations one epoch's search may explore before it gives up
+    /// (undecided: not green).
+    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub search_budget: u64,
+}
+
+/// `conform check-history`.
+#[derive(Args, Debug)]
+pub struct CheckHistoryArgs {
+    /// The history file (`conform-history/1`).
+    pub file: PathBuf,
+    /// The target's profile (a built-in name or a file); default: the one
+    /// named in the header when built in, else `spec`.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// A baseline of known deviations for the model.
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// The retry timeout (default: the header's).
+    #[arg(long)]
+    pub retry_timeout: Option<u64>,
+    /// Configurations one epoch's search may explore before it gives up.
+    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub search_budget: u64,
 }
 
 /// `conform baseline`.

@@ -276,7 +276,10 @@ impl std::fmt::Display for HistoryError {
 
 /// Read a history from its NDJSON text.
 pub fn parse(text: &str) -> Result<History, HistoryError> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     let err = |line: usize, message: String| HistoryError {
         line: line + 1,
         message,
@@ -498,13 +501,21 @@ mod tests {
             ("", 1, "empty"),
             ("{\"kind\":\"header\"}", 1, "header"),
             (&head.replace("history/1", "history/9"), 1, "format"),
-            (&format!("{head}\n{{\"type\":\"op\",\"epoch\":0}}"), 2, "kind"),
+            (
+                &format!("{head}\n{{\"type\":\"op\",\"epoch\":0}}"),
+                2,
+                "kind",
+            ),
             (
                 &format!("{head}\n{{\"type\":\"barrier\",\"epoch\":1,\"now\":1,\"at\":1}}"),
                 2,
                 "out of order",
             ),
-            (&format!("{head}\n{{\"type\":\"nemesis\",\"epoch\":0}}"), 2, "unknown"),
+            (
+                &format!("{head}\n{{\"type\":\"nemesis\",\"epoch\":0}}"),
+                2,
+                "unknown",
+            ),
         ];
         for (text, line, what) in bad {
             let e = parse(text).unwrap_err();

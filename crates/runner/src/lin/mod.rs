@@ -198,7 +198,9 @@ impl Linearizer {
             if ops.len() > 128 {
                 return Err(undecided(epoch, "more than 128 operations in one epoch"));
             }
-            let pinned = snap.as_ref().is_some_and(|s| shows_everything(s, &self.skip))
+            let pinned = snap
+                .as_ref()
+                .is_some_and(|s| shows_everything(s, &self.skip))
                 && ops.iter().all(|o| o.is_ok());
             stats.pinned_epochs += usize::from(pinned);
             let input = EpochInput {
@@ -316,7 +318,7 @@ fn dedupe(configs: &mut Vec<Config>) {
     configs.retain(|c| {
         let key = (
             serde_json::to_string(&StateView::of(&c.model.state)).expect("view serialises"),
-            c.pending.clone(),
+            c.pending.iter().map(|o| o.id).collect::<Vec<_>>(),
         );
         seen.insert(key)
     });

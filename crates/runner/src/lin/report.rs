@@ -188,7 +188,12 @@ fn orders_tried(model: &Deviant, ops: &[&Operation]) -> Vec<OrderTried> {
 }
 
 /// Call `f` with every permutation of `ops` consistent with real time.
-fn permute(ops: &[&Operation], order: &mut Vec<usize>, used: &mut u32, f: &mut dyn FnMut(&[usize])) {
+fn permute(
+    ops: &[&Operation],
+    order: &mut Vec<usize>,
+    used: &mut u32,
+    f: &mut dyn FnMut(&[usize]),
+) {
     if order.len() == ops.len() {
         f(order);
         return;

@@ -108,7 +108,10 @@ struct Search<'a> {
 /// `collect_all`, the model is left in the accepted end state (journal
 /// committed); otherwise it is left as it was.
 pub fn search_epoch(model: &mut Deviant, input: &EpochInput) -> Found {
-    assert!(input.ops.len() <= 128, "an epoch holds at most 128 operations");
+    assert!(
+        input.ops.len() <= 128,
+        "an epoch holds at most 128 operations"
+    );
     let required = input
         .ops
         .iter()

@@ -64,7 +64,8 @@ pub fn run_epoch(
                         let invoke = clock.micros();
                         let result = client.send(step);
                         let complete = clock.micros();
-                        let stop = matches!(&result, Err(e) if !matches!(e, TargetError::Timeout(_)));
+                        let stop =
+                            matches!(&result, Err(e) if !matches!(e, TargetError::Timeout(_)));
                         out.push(Sent {
                             client: c,
                             step: step.clone(),

@@ -193,7 +193,16 @@ pub fn run(cfg: &StressConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
     for e in 0..cfg.epochs {
         let p = plan(&mut g, &ecfg, e == 0, &mut rng);
         let t0 = clock.micros();
-        let epoch = match run_one(&mut clients, target, &p.queues, e, p.now, history.len(), clock, cfg) {
+        let epoch = match run_one(
+            &mut clients,
+            target,
+            &p.queues,
+            e,
+            p.now,
+            history.len(),
+            clock,
+            cfg,
+        ) {
             Ok(epoch) => epoch,
             Err((epoch, err)) => {
                 history.epochs.push(epoch);
@@ -219,9 +228,8 @@ pub fn run(cfg: &StressConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
                 let file = match save(&history, &cfg.out_dir, cfg.seed) {
                     Ok(f) => f,
                     Err(e) => {
-                        outcome.verdict = StressVerdict::Undecided(format!(
-                            "could not save the history: {e}"
-                        ));
+                        outcome.verdict =
+                            StressVerdict::Undecided(format!("could not save the history: {e}"));
                         return outcome;
                     }
                 };
@@ -239,7 +247,10 @@ pub fn run(cfg: &StressConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
                 let file = save(&history, &cfg.out_dir, cfg.seed).ok();
                 outcome.verdict = StressVerdict::Undecided(format!(
                     "epoch {epoch}: {why}{}",
-                    file.map_or(String::new(), |f| format!(" (history saved: {})", f.display()))
+                    file.map_or(String::new(), |f| format!(
+                        " (history saved: {})",
+                        f.display()
+                    ))
                 ));
                 return outcome;
             }
@@ -293,7 +304,10 @@ fn run_one(
 /// Write `history` under `dir`, named by seed and time.
 pub fn save(history: &History, dir: &Path, seed: u64) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!("{}-stress-{seed}.history.ndjson", crate::repro::stamp()));
+    let path = dir.join(format!(
+        "{}-stress-{seed}.history.ndjson",
+        crate::repro::stamp()
+    ));
     std::fs::write(&path, history.to_ndjson())?;
     Ok(path)
 }
