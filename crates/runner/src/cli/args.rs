@@ -97,6 +97,15 @@ pub struct StressArgs {
     /// (undecided: not green).
     #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub search_budget: u64,
+    /// How to start the target (a shell command; with `--target`, where it
+    /// listens): the harness then owns the process, and can crash it.
+    #[arg(long)]
+    pub server_cmd: Option<String>,
+    /// Percent of epochs in which the target is killed (SIGKILL) at a
+    /// random moment and restarted (needs `--server-cmd`; only for a
+    /// profile that claims durability).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub crash_pct: u64,
 }
 
 /// `conform check-history`.

@@ -10,11 +10,12 @@ use runner::baseline::Baseline;
 use runner::lin::{self, history, report, LinOptions, Stats, Verdict as LinVerdict};
 use runner::profile::Profile;
 use runner::report::Verdict;
+use runner::stress::process::ServerProcess;
 use runner::stress::{self, StressConfig, StressVerdict};
 
 use super::args::{CheckHistoryArgs, StressArgs};
 use super::commands::setup;
-use super::error::{bad, Failure};
+use super::error::{bad, fault, Failure};
 
 macro_rules! say {
     ($($t:tt)*) => {{
@@ -48,9 +49,25 @@ pub(super) fn stress_cmd(a: StressArgs) -> Result<Verdict, Failure> {
         shrink: !a.no_shrink,
         shrink_time: Duration::from_secs(a.shrink_time),
         attempts: a.attempts as usize,
+        crash_pct: a.crash_pct,
+        server_cmd: a.server_cmd.clone(),
     };
+    let mut process = match &a.server_cmd {
+        Some(cmd) => {
+            let url = a.target.target.as_deref().ok_or_else(|| {
+                bad("--server-cmd needs --target: the address the server listens on")
+            })?;
+            Some(ServerProcess::start(cmd, url).map_err(fault)?)
+        }
+        None => None,
+    };
+    if a.crash_pct > 0 && process.is_none() {
+        return Err(bad(
+            "--crash-pct needs --server-cmd: the harness must own the process to crash it",
+        ));
+    }
     say!(
-        "conform {} (spec {}) stress: seed {} clients {} epochs {} ops {} rival-pct {} target {} profile {} baseline {} retry-timeout {} state {} shrink {} attempts {} search-budget {} out-dir {}",
+        "conform {} (spec {}) stress: seed {} clients {} epochs {} ops {} rival-pct {} crash-pct {} target {} profile {} baseline {} retry-timeout {} state {} shrink {} attempts {} search-budget {} out-dir {}",
         env!("CARGO_PKG_VERSION"),
         model::SPEC_COMMIT,
         cfg.seed,
@@ -58,6 +75,7 @@ pub(super) fn stress_cmd(a: StressArgs) -> Result<Verdict, Failure> {
         cfg.epochs,
         cfg.ops,
         cfg.rival_pct,
+        cfg.crash_pct,
         if s.reach.target.is_none() { format!("{} (embedded)", cfg.target) } else { cfg.target.clone() },
         cfg.profile.name,
         s.baseline.as_ref().map_or("none", |b| b.name.as_str()),
@@ -69,7 +87,19 @@ pub(super) fn stress_cmd(a: StressArgs) -> Result<Verdict, Failure> {
         cfg.out_dir.display(),
     );
     let mut out = std::io::stdout();
-    let o = stress::run(&cfg, &mut s.target, &mut out);
+    if process.is_some() && a.crash_pct > 0 && !cfg.profile.durable {
+        say!(
+            "crash faults off: profile {} does not claim durability (its state lives in memory)",
+            cfg.profile.name
+        );
+    }
+    let o = stress::run(&cfg, &mut s.target, process.as_mut(), &mut out);
+    if let Some(p) = &process {
+        say!(
+            "crashes injected: {} (each a SIGKILL and a restart)",
+            p.restarts
+        );
+    }
     print_stats(&o.stats, o.checking_us);
     say!(
         "sent {} operations in {:.2} s ({:.0} ops/s); checked in {:.2} s",

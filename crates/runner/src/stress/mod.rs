@@ -8,6 +8,7 @@
 
 mod clients;
 pub mod html;
+pub mod process;
 pub mod shrink;
 
 use std::io::Write;
@@ -20,7 +21,7 @@ use gen::{GenConfig, Generator};
 use model::state::ServerConfig;
 use serde_json::{json, Map};
 
-use crate::lin::history::{Barrier, Epoch, History, HistoryHeader, Operation, FORMAT};
+use crate::lin::history::{Barrier, Epoch, Fault, History, HistoryHeader, Operation, FORMAT};
 use crate::lin::{report, LinOptions, Linearizer, Stats, Verdict};
 use crate::profile::Profile;
 use crate::repro::Reach;
@@ -65,6 +66,12 @@ pub struct StressConfig {
     pub shrink_time: Duration,
     /// Attempts per candidate when re-running (races are timing-dependent).
     pub attempts: usize,
+    /// Percent of epochs in which the target is killed (SIGKILL) and
+    /// restarted, when the harness owns its process and the profile says
+    /// it is durable.
+    pub crash_pct: u64,
+    /// How the target's process is started, when the harness owns it.
+    pub server_cmd: Option<String>,
 }
 
 impl StressConfig {
@@ -88,6 +95,7 @@ impl StressConfig {
         options.insert("epochs".into(), json!(self.epochs));
         options.insert("ops".into(), json!(self.ops));
         options.insert("rivalPct".into(), json!(self.rival_pct));
+        options.insert("crashPct".into(), json!(self.crash_pct));
         HistoryHeader {
             kind: "header".into(),
             format: FORMAT.into(),
@@ -103,15 +111,19 @@ impl StressConfig {
     /// The command that runs this stress run again.
     pub fn rerun_command(&self) -> String {
         format!(
-            "{} stress --seed {} --clients {} --epochs {} --ops {} --rival-pct {}{}",
+            "{} stress --seed {} --clients {} --epochs {} --ops {} --rival-pct {} --crash-pct {}{}",
             crate::repro::program(),
             self.seed,
             self.clients,
             self.epochs,
             self.ops,
             self.rival_pct,
+            self.crash_pct,
             self.reach.flags()
-        )
+        ) + &self
+            .server_cmd
+            .as_ref()
+            .map_or(String::new(), |c| format!(" --server-cmd '{c}'"))
     }
 }
 
@@ -148,8 +160,15 @@ pub struct StressOutcome {
     pub checking_us: u64,
 }
 
-/// Run the stress test against `target` (started and wiped first).
-pub fn run(cfg: &StressConfig, target: &mut dyn Target, out: &mut dyn Write) -> StressOutcome {
+/// Run the stress test against `target` (started and wiped first). With
+/// `process` (the harness owns the target's process) and a durable
+/// profile, `cfg.crash_pct` of the epochs crash it at a random moment.
+pub fn run(
+    cfg: &StressConfig,
+    target: &mut dyn Target,
+    mut process: Option<&mut process::ServerProcess>,
+    out: &mut dyn Write,
+) -> StressOutcome {
     let mut history = History::new(cfg.header());
     let mut outcome = StressOutcome {
         verdict: StressVerdict::Linearizable,
@@ -190,19 +209,52 @@ pub fn run(cfg: &StressConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
         rival_pct: cfg.rival_pct,
     };
     let clock = Clock::start();
+    let crashes = cfg.profile.durable && cfg.crash_pct > 0;
     for e in 0..cfg.epochs {
         let p = plan(&mut g, &ecfg, e == 0, &mut rng);
         let t0 = clock.micros();
-        let epoch = match run_one(
-            &mut clients,
-            target,
-            &p.queues,
-            e,
-            p.now,
-            history.len(),
-            clock,
-            cfg,
-        ) {
+        let crash = match process.as_deref_mut() {
+            Some(proc_) if crashes && gen::chance(&mut rng, cfg.crash_pct) => {
+                Some((proc_, gen::below(&mut rng, CRASH_WINDOW_US)))
+            }
+            _ => None,
+        };
+        let first_id = history.len();
+        let sent = match crash {
+            None => run_one(
+                &mut clients,
+                target,
+                &p.queues,
+                e,
+                p.now,
+                first_id,
+                clock,
+                cfg,
+            ),
+            Some((proc_, delay)) => {
+                let r = crash_one(
+                    &mut clients,
+                    target,
+                    proc_,
+                    delay,
+                    &p.queues,
+                    e,
+                    p.now,
+                    &mut history,
+                    clock,
+                    cfg,
+                );
+                match target.clients(cfg.clients) {
+                    Ok(c) => clients = c,
+                    Err(err) => {
+                        outcome.verdict = fault(err, &history, cfg);
+                        return outcome;
+                    }
+                }
+                r
+            }
+        };
+        let epoch = match sent {
             Ok(epoch) => epoch,
             Err((epoch, err)) => {
                 history.epochs.push(epoch);
@@ -261,6 +313,90 @@ pub fn run(cfg: &StressConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
     outcome
 }
 
+/// The latest moment after an epoch's start a crash is injected at (µs):
+/// an epoch of a few operations per client lasts about this long on
+/// loopback, so the kill lands before, among or after its operations.
+const CRASH_WINDOW_US: u64 = 3_000;
+
+/// Send one epoch while killing the target `delay` µs into it; restart it,
+/// put it back in debug mode (state kept) and read the barrier. Every
+/// operation that did not complete is indeterminate.
+#[allow(clippy::too_many_arguments)]
+fn crash_one(
+    clients: &mut [Box<dyn Client>],
+    target: &mut dyn Target,
+    proc_: &mut process::ServerProcess,
+    delay: u64,
+    queues: &[Vec<gen::Step>],
+    index: usize,
+    now: u64,
+    history: &mut History,
+    clock: Clock,
+    cfg: &StressConfig,
+) -> Result<Epoch, (Epoch, TargetError)> {
+    let first_id = history.len();
+    let mut killed_at = 0;
+    let sent = std::thread::scope(|s| {
+        let killer = s.spawn(|| {
+            std::thread::sleep(Duration::from_micros(delay));
+            proc_.kill();
+            clock.micros()
+        });
+        let sent = clients::run_epoch(clients, queues, index, first_id, clock);
+        killed_at = killer.join().expect("the killer thread panicked");
+        sent
+    });
+    history.faults.push(Fault::Crash {
+        epoch: index,
+        at: killed_at,
+    });
+    let mut epoch = Epoch {
+        index,
+        now,
+        ops: sent.ops,
+        crashed: true,
+        barrier: None,
+    };
+    if let Err(e) = proc_.restart() {
+        return Err((epoch, TargetError::Unreachable(e)));
+    }
+    if let Err(e) = target.resume() {
+        return Err((epoch, e));
+    }
+    history.faults.push(Fault::Restart {
+        epoch: index,
+        at: clock.micros(),
+    });
+    let barrier = barrier(target, index, now, clock, cfg);
+    match barrier {
+        Ok(b) => {
+            epoch.barrier = Some(b);
+            Ok(epoch)
+        }
+        Err(e) => Err((epoch, e)),
+    }
+}
+
+fn barrier(
+    target: &mut dyn Target,
+    index: usize,
+    now: u64,
+    clock: Clock,
+    cfg: &StressConfig,
+) -> Result<Barrier, TargetError> {
+    let snap = if cfg.reach.check_state {
+        Some(target.snap()?.json().clone())
+    } else {
+        None
+    };
+    Ok(Barrier {
+        epoch: index,
+        now,
+        at: clock.micros(),
+        snap,
+    })
+}
+
 /// Send one epoch and read its barrier; on a fault, the epoch so far.
 #[allow(clippy::too_many_arguments)]
 fn run_one(
@@ -284,21 +420,13 @@ fn run_one(
     if let Some(e) = sent.fault {
         return Err((epoch, e));
     }
-    let snap = if cfg.reach.check_state {
-        match target.snap() {
-            Ok(s) => Some(s.json().clone()),
-            Err(e) => return Err((epoch, e)),
+    match barrier(target, index, now, clock, cfg) {
+        Ok(b) => {
+            epoch.barrier = Some(b);
+            Ok(epoch)
         }
-    } else {
-        None
-    };
-    epoch.barrier = Some(Barrier {
-        epoch: index,
-        now,
-        at: clock.micros(),
-        snap,
-    });
-    Ok(epoch)
+        Err(e) => Err((epoch, e)),
+    }
 }
 
 /// Write `history` under `dir`, named by seed and time.

@@ -68,16 +68,6 @@ impl HttpTarget {
         Ok(HttpTarget::any_host(&self.url, self.timeout)?.with_dialect(self.dialect))
     }
 
-    /// `debug.start` alone: a restarted server back in debug mode, its
-    /// state kept (never `debug.reset` after a restart).
-    pub fn resume(&mut self) -> Result<(), TargetError> {
-        let env = self.call("debug.start", json!({}), None)?;
-        match envelope_status(&env) {
-            Some(200) => Ok(()),
-            s => Err(TargetError::NotDebug(format!("debug.start answered {s:?}"))),
-        }
-    }
-
     /// The same target read through `dialect`.
     pub fn with_dialect(mut self, dialect: Dialect) -> HttpTarget {
         self.dialect = dialect;
@@ -212,6 +202,17 @@ impl Target for HttpTarget {
                     ))),
                 }
             }
+        }
+    }
+
+    /// `debug.start` alone, on a fresh connection (the old one died with
+    /// the process).
+    fn resume(&mut self) -> Result<(), TargetError> {
+        *self = self.fork()?;
+        let env = self.call("debug.start", json!({}), None)?;
+        match envelope_status(&env) {
+            Some(200) => Ok(()),
+            s => Err(TargetError::NotDebug(format!("debug.start answered {s:?}"))),
         }
     }
 

@@ -46,6 +46,14 @@ pub trait Target {
     fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError>;
     /// Its whole state, as `debug.snap` shows it.
     fn snap(&mut self) -> Result<Snap, TargetError>;
+    /// Back in debug mode after a restart, its state kept: `debug.start`
+    /// alone, never a wipe. A target the harness cannot restart says so.
+    fn resume(&mut self) -> Result<(), TargetError> {
+        Err(TargetError::Unreachable(format!(
+            "{} cannot be restarted by the harness",
+            self.describe()
+        )))
+    }
     /// `n` clients that may send at once (a concurrent run). A target that
     /// serves one caller at a time says so.
     fn clients(&mut self, n: usize) -> Result<Vec<Box<dyn Client>>, TargetError> {
