@@ -210,11 +210,13 @@ impl Linearizer {
                 skip: &self.skip,
                 collect_all: !pinned,
                 budget: self.opts.budget,
+                max_ends: self.opts.max_configs,
             };
             let mut found = search_epoch(&mut cfg.model, &input);
             stats.nodes += found.nodes;
             stats.memo_hits += found.memo_hits;
             truncated |= found.truncated;
+            self.dropped |= found.dropped;
             let ends = std::mem::take(&mut found.ends);
             let steps = order_steps(&found.order, &ops);
             for (end, left_out) in ends {

@@ -68,6 +68,8 @@ pub struct Found {
     pub memo_hits: u64,
     /// Whether the node budget ran out before the search was done.
     pub truncated: bool,
+    /// Whether ends beyond [`EpochInput::max_ends`] may have been dropped.
+    pub dropped: bool,
 }
 
 /// The inputs of one epoch's search.
@@ -86,6 +88,9 @@ pub struct EpochInput<'a> {
     pub collect_all: bool,
     /// Stop after this many configurations.
     pub budget: u64,
+    /// With `collect_all`, stop once this many ends are found (the rest
+    /// are dropped, and [`Found::dropped`] says so).
+    pub max_ends: usize,
 }
 
 /// How many misfits a report keeps.
@@ -102,6 +107,8 @@ struct Search<'a> {
     path: Vec<Move>,
     found: Found,
     deepest: u32,
+    /// Set when enough ends were collected: unwind without accepting.
+    stop: bool,
 }
 
 /// Search one epoch from the model's current state. On success without
@@ -133,6 +140,7 @@ pub fn search_epoch(model: &mut Deviant, input: &EpochInput) -> Found {
         path: Vec::new(),
         found: Found::default(),
         deepest: 0,
+        stop: false,
     };
     let done = s.dfs(model, 0);
     if done {
@@ -165,7 +173,7 @@ impl Search<'_> {
         if lin & self.required == self.required && self.accept(model, lin) {
             return true;
         }
-        if self.found.truncated {
+        if self.found.truncated || self.stop {
             return false;
         }
         for i in self.candidates(lin) {
@@ -178,7 +186,7 @@ impl Search<'_> {
                 self.path.pop();
             }
             model.state.rollback(mark);
-            if self.found.truncated {
+            if self.found.truncated || self.stop {
                 return false;
             }
         }
@@ -191,7 +199,7 @@ impl Search<'_> {
             }
             self.path.pop();
             model.state.rollback(mark);
-            if self.found.truncated {
+            if self.found.truncated || self.stop {
                 return false;
             }
         }
@@ -286,6 +294,10 @@ impl Search<'_> {
             self.found.order = self.path.clone();
         }
         self.found.ends.push((end, left_out));
+        if self.found.ends.len() >= self.input.max_ends {
+            self.found.dropped = true;
+            self.stop = true;
+        }
         false
     }
 

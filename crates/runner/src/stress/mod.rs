@@ -75,6 +75,38 @@ pub struct StressConfig {
 }
 
 impl StressConfig {
+    /// The defaults of `conform stress` for `url` under `profile` and
+    /// `deviations`: 4 clients, 100 epochs of 8 operations, 40% rivals, no
+    /// crashes, a 30 s shrink with 8 attempts per candidate.
+    pub fn new(url: &str, profile: Profile, deviations: Vec<&'static Deviation>) -> StressConfig {
+        StressConfig {
+            reach: Reach {
+                target: Some(url.to_string()),
+                profile: None,
+                baseline: None,
+                retry_timeout: profile.retry_timeout,
+                timeout_ms: crate::repro::DEFAULT_TIMEOUT_MS,
+                check_state: true,
+                allow_remote: false,
+            },
+            target: url.to_string(),
+            seed: 1,
+            clients: 4,
+            epochs: 100,
+            ops: 8,
+            rival_pct: 40,
+            profile,
+            deviations,
+            lin: LinOptions::default(),
+            out_dir: PathBuf::from("traces/failures"),
+            shrink: true,
+            shrink_time: Duration::from_secs(30),
+            attempts: 8,
+            crash_pct: 0,
+            server_cmd: None,
+        }
+    }
+
     fn model(&self) -> Deviant {
         Deviant::new(
             ServerConfig {
@@ -158,6 +190,8 @@ pub struct StressOutcome {
     pub sending_us: u64,
     /// Time spent checking, µs.
     pub checking_us: u64,
+    /// The history recorded.
+    pub history: History,
 }
 
 /// Run the stress test against `target` (started and wiped first). With
@@ -166,29 +200,42 @@ pub struct StressOutcome {
 pub fn run(
     cfg: &StressConfig,
     target: &mut dyn Target,
-    mut process: Option<&mut process::ServerProcess>,
+    process: Option<&mut process::ServerProcess>,
     out: &mut dyn Write,
 ) -> StressOutcome {
     let mut history = History::new(cfg.header());
+    let mut o = drive(cfg, target, process, out, &mut history);
+    o.history = history;
+    o
+}
+
+fn drive(
+    cfg: &StressConfig,
+    target: &mut dyn Target,
+    mut process: Option<&mut process::ServerProcess>,
+    out: &mut dyn Write,
+    history: &mut History,
+) -> StressOutcome {
     let mut outcome = StressOutcome {
         verdict: StressVerdict::Linearizable,
         stats: Stats::default(),
         ops: 0,
         sending_us: 0,
         checking_us: 0,
+        history: History::new(cfg.header()),
     };
     let fault = |e: TargetError, h: &History, cfg: &StressConfig| {
         let file = save(h, &cfg.out_dir, cfg.seed).ok();
         StressVerdict::Fault(e, file)
     };
     if let Err(e) = target.start() {
-        outcome.verdict = fault(e, &history, cfg);
+        outcome.verdict = fault(e, history, cfg);
         return outcome;
     }
     let mut clients = match target.clients(cfg.clients) {
         Ok(c) => c,
         Err(e) => {
-            outcome.verdict = fault(e, &history, cfg);
+            outcome.verdict = fault(e, history, cfg);
             return outcome;
         }
     };
@@ -240,14 +287,14 @@ pub fn run(
                     &p.queues,
                     e,
                     p.now,
-                    &mut history,
+                    history,
                     clock,
                     cfg,
                 );
                 match target.clients(cfg.clients) {
                     Ok(c) => clients = c,
                     Err(err) => {
-                        outcome.verdict = fault(err, &history, cfg);
+                        outcome.verdict = fault(err, history, cfg);
                         return outcome;
                     }
                 }
@@ -258,7 +305,7 @@ pub fn run(
             Ok(epoch) => epoch,
             Err((epoch, err)) => {
                 history.epochs.push(epoch);
-                outcome.verdict = fault(err, &history, cfg);
+                outcome.verdict = fault(err, history, cfg);
                 outcome.stats = lin.stats.clone();
                 return outcome;
             }
@@ -277,7 +324,7 @@ pub fn run(
             Err(Verdict::NotLinearizable(f)) => {
                 outcome.stats = lin.stats.clone();
                 let _ = writeln!(out, "{}", report::render(&f));
-                let file = match save(&history, &cfg.out_dir, cfg.seed) {
+                let file = match save(history, &cfg.out_dir, cfg.seed) {
                     Ok(f) => f,
                     Err(e) => {
                         outcome.verdict =
@@ -285,7 +332,7 @@ pub fn run(
                         return outcome;
                     }
                 };
-                let _ = html::write_beside(&file, &history, Some(&f));
+                let _ = html::write_beside(&file, history, Some(&f));
                 let shrunk = if cfg.shrink {
                     shrink::shrink(cfg, target, &f, &history.header, out)
                 } else {
@@ -296,7 +343,7 @@ pub fn run(
             }
             Err(Verdict::Undecided { epoch, why }) => {
                 outcome.stats = lin.stats.clone();
-                let file = save(&history, &cfg.out_dir, cfg.seed).ok();
+                let file = save(history, &cfg.out_dir, cfg.seed).ok();
                 outcome.verdict = StressVerdict::Undecided(format!(
                     "epoch {epoch}: {why}{}",
                     file.map_or(String::new(), |f| format!(
