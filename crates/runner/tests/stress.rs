@@ -68,7 +68,6 @@ fn a_server_that_forgets_at_a_crash_is_not_linearizable_and_says_so_offline() {
     let mut cfg = config(&url, dir.path());
     cfg.crash_pct = 30;
     cfg.epochs = 40;
-    cfg.shrink = false;
     cfg.server_cmd = Some(cmd);
     let mut out = Vec::new();
     let o = stress::run(&cfg, &mut target, Some(&mut process), &mut out);

@@ -334,7 +334,16 @@ fn drive(
                 };
                 let _ = html::write_beside(&file, history, Some(&f));
                 let shrunk = if cfg.shrink {
-                    shrink::shrink(cfg, target, &f, &history.header, out)
+                    let crashed = history.epochs.last().is_some_and(|e| e.crashed);
+                    shrink::shrink(
+                        cfg,
+                        target,
+                        process.as_deref_mut(),
+                        &f,
+                        crashed,
+                        &history.header,
+                        out,
+                    )
                 } else {
                     None
                 };

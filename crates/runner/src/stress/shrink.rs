@@ -15,7 +15,11 @@ use std::time::Instant;
 
 use gen::Step;
 
-use super::{run_one, Clock, StressConfig};
+use super::process::ServerProcess;
+use super::{crash_one, run_one, Clock, StressConfig};
+
+/// When a re-run's crash comes: long after a small epoch's operations.
+const CRASH_AFTER_US: u64 = 50_000;
 use crate::lin::history::{History, HistoryHeader};
 use crate::lin::{Failure, Linearizer, Verdict};
 use crate::target::{Client, Target};
@@ -29,12 +33,15 @@ pub struct Scenario {
     pub now: u64,
     /// Its operations, per client.
     pub queues: Vec<Vec<Step>>,
+    /// Whether the target is killed and restarted after them, before the
+    /// barrier (the failing epoch crashed).
+    pub crash: bool,
 }
 
 impl Scenario {
     /// The scenario of a failure: its prefix, and its epoch's operations
     /// (without the indeterminate ones of earlier epochs) per client.
-    pub fn of(f: &Failure, clients: usize) -> Scenario {
+    pub fn of(f: &Failure, clients: usize, crash: bool) -> Scenario {
         let mut queues = vec![Vec::new(); clients];
         for op in f.ops.iter().filter(|o| o.epoch == f.epoch) {
             queues[op.client].push(op.step.clone());
@@ -43,6 +50,7 @@ impl Scenario {
             prefix: f.prefix.clone(),
             now: f.now,
             queues,
+            crash,
         }
     }
 
@@ -59,7 +67,8 @@ impl Scenario {
 pub fn run_scenario(
     cfg: &StressConfig,
     target: &mut dyn Target,
-    clients: &mut [Box<dyn Client>],
+    process: Option<&mut ServerProcess>,
+    clients: &mut Vec<Box<dyn Client>>,
     header: &HistoryHeader,
     s: &Scenario,
 ) -> Option<(History, bool)> {
@@ -80,8 +89,30 @@ pub fn run_scenario(
     }
     groups.push((s.now, s.queues.clone()));
     let last = groups.len() - 1;
+    let mut process = process;
     for (i, (now, queues)) in groups.iter().enumerate() {
-        let epoch = run_one(clients, target, queues, i, *now, h.len(), clock, cfg).ok()?;
+        let epoch = match process.as_deref_mut().filter(|_| i == last && s.crash) {
+            // The crash comes after the operations: what they acknowledged
+            // must survive it.
+            Some(p) => {
+                let e = crash_one(
+                    clients,
+                    target,
+                    p,
+                    CRASH_AFTER_US,
+                    queues,
+                    i,
+                    *now,
+                    &mut h,
+                    clock,
+                    cfg,
+                )
+                .ok()?;
+                *clients = target.clients(clients.len()).ok()?;
+                e
+            }
+            None => run_one(clients, target, queues, i, *now, h.len(), clock, cfg).ok()?,
+        };
         let checked = lin.check_epoch(&epoch);
         h.epochs.push(epoch);
         match checked {
@@ -98,7 +129,9 @@ pub fn run_scenario(
 pub fn shrink(
     cfg: &StressConfig,
     target: &mut dyn Target,
+    mut process: Option<&mut ServerProcess>,
     f: &Failure,
+    crashed: bool,
     header: &HistoryHeader,
     out: &mut dyn Write,
 ) -> Option<PathBuf> {
@@ -106,7 +139,7 @@ pub fn shrink(
     let deadline = Instant::now() + cfg.shrink_time;
     let mut reproduce = |s: &Scenario| -> Option<History> {
         for _ in 0..cfg.attempts.max(1) {
-            match run_scenario(cfg, target, &mut clients, header, s) {
+            match run_scenario(cfg, target, process.as_deref_mut(), &mut clients, header, s) {
                 Some((h, true)) => return Some(h),
                 Some((_, false)) => continue,
                 None => return None,
@@ -114,7 +147,7 @@ pub fn shrink(
         }
         None
     };
-    let mut best = Scenario::of(f, cfg.clients);
+    let mut best = Scenario::of(f, cfg.clients, crashed);
     let Some(mut best_history) = reproduce(&best) else {
         let _ = writeln!(
             out,
