@@ -32,11 +32,14 @@ impl Core {
     /// not what the server claims.
     pub(crate) fn handle(&mut self, req: &Request, now: Time, corr_id: &str) -> JsonValue {
         let env = self.server.handle(req, now, corr_id);
+        let Some(log) = &mut self.log else {
+            return env;
+        };
         let step = Step {
             now,
             op: Op::Request(req.clone()),
         };
-        match self.log(&step) {
+        match log.append(&step) {
             Ok(()) => env,
             Err(e) => not_logged(req.kind(), corr_id, &e),
         }
@@ -45,7 +48,10 @@ impl Core {
     /// Fire what is due at `now` and log the tick.
     pub(crate) fn tick(&mut self, now: Time) -> io::Result<()> {
         self.server.tick(now);
-        self.log(&Step { now, op: Op::Tick })
+        match &mut self.log {
+            Some(log) => log.append(&Step { now, op: Op::Tick }),
+            None => Ok(()),
+        }
     }
 
     /// Forget everything, the log too.
@@ -95,13 +101,6 @@ impl Core {
     /// Whether a background flush must run.
     pub(crate) fn needs_flusher(&self) -> bool {
         self.log.as_ref().is_some_and(Log::needs_flusher)
-    }
-
-    fn log(&mut self, step: &Step) -> io::Result<()> {
-        match &mut self.log {
-            Some(log) => log.append(step),
-            None => Ok(()),
-        }
     }
 }
 
