@@ -40,8 +40,14 @@ fn serve(races: &[&str]) -> ServerHandle {
     .expect("the server starts")
 }
 
+/// How far apart the concurrent operations are sent: the racy one first,
+/// each other one this much later, well inside the default window (2 ms),
+/// so they overlap it and come after its check.
+const STAGGER: Duration = Duration::from_micros(400);
+
 /// Send `w` once: wipe, the prefix in order, then the concurrent
-/// operations from one thread (and one connection) each, released together.
+/// operations from one thread (and one connection) each, released together
+/// and staggered by [`STAGGER`].
 fn observe(url: &str, w: &Witness) -> Observed {
     let mut t = client(url);
     t.start().expect("debug mode");
@@ -57,10 +63,12 @@ fn observe(url: &str, w: &Witness) -> Observed {
         let handles: Vec<_> = clients
             .iter_mut()
             .zip(&w.concurrent)
-            .map(|(c, step)| {
+            .enumerate()
+            .map(|(i, (c, step))| {
                 let go = &go;
                 scope.spawn(move || {
                     go.wait();
+                    std::thread::sleep(STAGGER * i as u32);
                     c.send(step).expect("concurrent step")
                 })
             })

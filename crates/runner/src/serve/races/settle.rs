@@ -16,12 +16,14 @@ fn holding_a_awaiting_a1() -> Vec<gen::Step> {
     ]
 }
 
-/// `a` suspends on `a.1` while `a.1` is settled.
-fn suspend_and_settle() -> Vec<gen::Step> {
-    vec![
-        at(T0, suspend("a", 1, &["a.1"])),
-        at(T0, settle("a.1", PromiseState::Resolved)),
-    ]
+/// `a` suspends on `a.1`.
+fn suspend_on_a1() -> gen::Step {
+    at(T0, suspend("a", 1, &["a.1"]))
+}
+
+/// `a.1` is settled.
+fn settle_a1() -> gen::Step {
+    at(T0, settle("a.1", PromiseState::Resolved))
 }
 
 /// Every race of this family.
@@ -33,7 +35,7 @@ pub const ALL: &[Race] = &[
         summary: "a settle reads the promise's callbacks before a racing suspend registers one and writes the promise back without it: the task stays suspended on a settled promise, never resumed",
         witness: || Witness {
             prefix: holding_a_awaiting_a1(),
-            concurrent: suspend_and_settle(),
+            concurrent: vec![settle_a1(), suspend_on_a1()],
         },
     },
     Race {
@@ -43,7 +45,7 @@ pub const ALL: &[Race] = &[
         summary: "a suspend checks its awaited promise pending, then writes it back with its callback over a settlement that raced it: the acknowledged settlement is undone",
         witness: || Witness {
             prefix: holding_a_awaiting_a1(),
-            concurrent: suspend_and_settle(),
+            concurrent: vec![suspend_on_a1(), settle_a1()],
         },
     },
     Race {
