@@ -243,6 +243,28 @@ pub struct ServeArgs {
     /// server without them would: validation probes then reach the model.
     #[arg(long)]
     pub no_validation: bool,
+    /// Plant a race (see `--list-races`): that handler checks under the
+    /// lock, releases it, and writes blindly after `--race-window-ms`;
+    /// repeat to plant several.
+    #[arg(long, conflicts_with = "log")]
+    pub race: Vec<String>,
+    /// List the planted races and exit.
+    #[arg(long)]
+    pub list_races: bool,
+    /// The window between a racy handler's check and its write, in ms.
+    #[arg(long, default_value_t = 2)]
+    pub race_window_ms: u64,
+    /// Persistent mode: append every applied step to this NDJSON log before
+    /// answering, and replay the log at start.
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// Plant a durability bug of the persistent mode (see
+    /// `--list-durability-bugs`); repeat to plant several.
+    #[arg(long, requires = "log")]
+    pub durability_bug: Vec<String>,
+    /// List the planted durability bugs and exit.
+    #[arg(long)]
+    pub list_durability_bugs: bool,
 }
 
 /// `conform run`.

@@ -207,6 +207,18 @@ fn serve_cmd(a: ServeArgs) -> Result<Verdict, Failure> {
         }
         return Ok(Verdict::Clean);
     }
+    if a.list_races {
+        for r in serve::races::all() {
+            say!("{:<32} {:<48} {}", r.name, r.spec, r.summary);
+        }
+        return Ok(Verdict::Clean);
+    }
+    if a.list_durability_bugs {
+        for b in serve::durability::ALL {
+            say!("{:<18} {:<30} {}", b.name, b.breaks, b.summary);
+        }
+        return Ok(Verdict::Clean);
+    }
     if !a.bind.is_loopback() {
         return Err(bad(format!(
             "--bind {}: the reference server binds loopback addresses only",
@@ -220,6 +232,10 @@ fn serve_cmd(a: ServeArgs) -> Result<Verdict, Failure> {
         materialize: a.materialize,
         mutants: a.mutant,
         validate: !a.no_validation,
+        races: a.race,
+        race_window: Duration::from_millis(a.race_window_ms),
+        log: a.log,
+        durability_bugs: a.durability_bug,
     };
     match serve::run_blocking(opts) {
         Ok(()) => Ok(Verdict::Clean),
