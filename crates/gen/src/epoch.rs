@@ -6,13 +6,19 @@
 //! The generator steps its model through its own choices one after the
 //! other, so later operations build on earlier ones (a create, then the
 //! acquire of its task); sent at once, they race. The rivals are the races
-//! servers get wrong: acquire ‖ acquire and create ‖ create of one task,
-//! settle ‖ settle, suspend ‖ the settlement of what it awaits, callback
-//! registration ‖ the settlement, fence ‖ release, fulfill ‖ release,
-//! heartbeat ‖ the tick that expires its lease, schedule.delete ‖ the tick
-//! that fires it.
+//! servers get wrong: acquire ‖ acquire and task.create ‖ task.create of
+//! one task, promise.create ‖ promise.create of one promise with another
+//! param, settle ‖ settle, suspend ‖ the settlement of what it awaits,
+//! callback registration ‖ another awaiter's or the settlement, fence ‖
+//! release or a plain create of its promise, fulfill ‖ release, heartbeat ‖
+//! the tick that expires its lease, schedule.delete ‖ another delete or the
+//! tick that fires it.
 
-use model::api::{PromiseSettleReq, Request, TaskAcquireReq, TaskCreateReq, TaskReleaseReq};
+use model::api::{
+    PromiseCreateReq, PromiseRegisterCallbackReq, PromiseSettleReq, Request, TaskAcquireReq,
+    TaskCreateReq, TaskFenceAction, TaskReleaseReq,
+};
+use model::machine::Machine;
 use model::types::{PromiseState, Time, Value};
 use proptest::test_runner::TestRng;
 
@@ -73,8 +79,9 @@ pub fn plan(g: &mut Generator, cfg: &EpochConfig, first: bool, rng: &mut TestRng
         let step = g.step_after(since, rng);
         let rival = rng
             .chance(cfg.rival_pct)
-            .then(|| rival(&step, rng))
-            .flatten();
+            .then(|| rival(g.machine(), &step, rng))
+            .flatten()
+            .filter(|r| crate::well_formed(r, g.machine()).is_ok());
         ops.push(step);
         if let Some(r) = rival {
             g.take(&r);
@@ -89,8 +96,10 @@ pub fn plan(g: &mut Generator, cfg: &EpochConfig, first: bool, rng: &mut TestRng
     EpochPlan { now, queues }
 }
 
-/// An operation that contends with `step` for the same object, at its `now`.
-fn rival(step: &Step, rng: &mut TestRng) -> Option<Step> {
+/// An operation that contends with `step` for the same object, at its
+/// `now`, reading `m` (the model after `step`) for the other party where
+/// one is needed.
+fn rival(m: &Machine, step: &Step, rng: &mut TestRng) -> Option<Step> {
     let Op::Request(req) = &step.op else {
         return None;
     };
@@ -124,21 +133,66 @@ fn rival(step: &Step, rng: &mut TestRng) -> Option<Step> {
             pid: rival_pid(&r.pid),
             ..r.clone()
         })),
-        Request::PromiseCreate(_) => Op::Request(req.clone()),
+        // Another caller creating the same promise with its own param: the
+        // loser must be answered with the winner's.
+        Request::PromiseCreate(r) => Op::Request(Request::PromiseCreate(PromiseCreateReq {
+            param: rival_value(rng),
+            ..r.clone()
+        })),
         Request::PromiseSettle(r) => Op::Request(settle(&r.id, rng)),
-        Request::PromiseRegisterCallback(r) => Op::Request(settle(&r.awaited, rng)),
+        Request::PromiseRegisterCallback(r) => {
+            // Another awaiter registering on the same promise, or its settlement.
+            let origin = |id: &str| id.split('.').next().unwrap_or(id).to_string();
+            let other = m
+                .state
+                .tasks()
+                .map(|t| t.id.as_str())
+                .filter(|id| *id != r.awaiter && *id != r.awaited)
+                .filter(|id| origin(id) == origin(&r.awaited))
+                .min();
+            match other.filter(|_| rng.chance(50)) {
+                Some(awaiter) => Op::Request(Request::PromiseRegisterCallback(
+                    PromiseRegisterCallbackReq {
+                        awaited: r.awaited.clone(),
+                        awaiter: awaiter.to_string(),
+                    },
+                )),
+                None => Op::Request(settle(&r.awaited, rng)),
+            }
+        }
         Request::TaskSuspend(r) => {
             let a = r
                 .actions
                 .get(rng.below(r.actions.len().max(1) as u64) as usize)?;
             Op::Request(settle(&a.awaited, rng))
         }
-        Request::TaskFence(r) => Op::Request(release(&r.id, r.version)),
+        // A fenced create against a plain create of the same promise, or a
+        // fence against the release of its task.
+        Request::TaskFence(r) => match &r.action {
+            TaskFenceAction::Create(c) if rng.chance(50) => {
+                Op::Request(Request::PromiseCreate(PromiseCreateReq {
+                    param: rival_value(rng),
+                    ..c.clone()
+                }))
+            }
+            _ => Op::Request(release(&r.id, r.version)),
+        },
         Request::TaskFulfill(r) => Op::Request(release(&r.id, r.version)),
+        // Two deletes of one schedule, or a delete against the tick that
+        // fires it.
+        Request::ScheduleDelete(_) if rng.chance(50) => Op::Request(req.clone()),
         Request::TaskHeartbeat(_) | Request::ScheduleDelete(_) => Op::Tick,
         _ => return None,
     };
     Some(Step { now: step.now, op })
+}
+
+/// A param or value of a rival caller.
+fn rival_value(rng: &mut TestRng) -> Value {
+    Value {
+        headers: Default::default(),
+        data: Some(format!("rival-{}", rng.below(1000))),
+    }
 }
 
 /// Another worker's pid.

@@ -57,6 +57,35 @@ pub enum Command {
     Stress(StressArgs),
     /// Check a saved concurrent history again, offline.
     CheckHistory(CheckHistoryArgs),
+    /// Hunt the planted races and durability bugs of the reference server
+    /// with the concurrent run, and tabulate what was found.
+    Races(RacesArgs),
+}
+
+/// `conform races`.
+#[derive(Args, Debug)]
+pub struct RacesArgs {
+    /// Only these races (repeat); default: every race.
+    #[arg(long)]
+    pub race: Vec<String>,
+    /// Only these durability bugs (repeat); default: every one.
+    #[arg(long)]
+    pub durability_bug: Vec<String>,
+    /// Runs per bug (seeds 1, 2, …) before it counts as not found.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub runs: u64,
+    /// Epochs per run.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub epochs: u64,
+    /// Clients.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..=64))]
+    pub clients: u64,
+    /// Shrink time per found bug, seconds.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub shrink_time: u64,
+    /// Directory for the histories.
+    #[arg(long, default_value = "traces/failures")]
+    pub out_dir: PathBuf,
 }
 
 /// `conform stress`.

@@ -13,7 +13,7 @@ use runner::report::Verdict;
 use runner::stress::process::ServerProcess;
 use runner::stress::{self, StressConfig, StressVerdict};
 
-use super::args::{CheckHistoryArgs, StressArgs};
+use super::args::{CheckHistoryArgs, RacesArgs, StressArgs};
 use super::commands::setup;
 use super::error::{bad, fault, Failure};
 
@@ -236,5 +236,51 @@ pub(super) fn check_history_cmd(a: CheckHistoryArgs) -> Result<Verdict, Failure>
             say!("undecided (not green): epoch {epoch}: {why}");
             Verdict::Diverged
         }
+    })
+}
+
+pub(super) fn races_cmd(a: RacesArgs) -> Result<Verdict, Failure> {
+    let conform = std::env::current_exe().map_err(|e| {
+        bad(format!(
+            "cannot find this binary to serve the durability bugs: {e}"
+        ))
+    })?;
+    let o = stress::hunt::HuntOptions {
+        runs: a.runs,
+        epochs: a.epochs as usize,
+        clients: a.clients as usize,
+        shrink_time: Duration::from_secs(a.shrink_time),
+        out_dir: a.out_dir,
+        conform,
+    };
+    say!(
+        "conform {} races: runs {} epochs {} clients {} shrink-time {}s",
+        env!("CARGO_PKG_VERSION"),
+        o.runs,
+        o.epochs,
+        o.clients,
+        a.shrink_time
+    );
+    let mut out = std::io::stdout();
+    let only_durability = a.race.is_empty() && !a.durability_bug.is_empty();
+    let only_races = !a.race.is_empty() && a.durability_bug.is_empty();
+    let mut rows = Vec::new();
+    if !only_durability {
+        rows.extend(stress::hunt::hunt_races(&a.race, &o, &mut out));
+    }
+    if !only_races {
+        rows.extend(stress::hunt::hunt_durability(
+            &a.durability_bug,
+            &o,
+            &mut out,
+        ));
+    }
+    say!("{}", stress::hunt::table(&rows));
+    let missed = rows.iter().filter(|r| !r.found).count();
+    say!("{} of {} found", rows.len() - missed, rows.len());
+    Ok(if missed == 0 {
+        Verdict::Clean
+    } else {
+        Verdict::Diverged
     })
 }

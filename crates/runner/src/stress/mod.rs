@@ -8,6 +8,7 @@
 
 mod clients;
 pub mod html;
+pub mod hunt;
 pub mod process;
 pub mod shrink;
 
@@ -374,7 +375,12 @@ fn drive(
 /// loopback, so the kill lands before, among or after its operations.
 const CRASH_WINDOW_US: u64 = 3_000;
 
-/// Send one epoch while killing the target `delay` µs into it; restart it,
+/// A crash delay meaning: right after every operation of the epoch
+/// completed (a shrink's re-run: what was acknowledged must survive).
+pub(crate) const CRASH_AFTER: u64 = u64::MAX;
+
+/// Send one epoch while killing the target `delay` µs into it (or, with
+/// [`CRASH_AFTER`], as soon as its operations are done); restart it,
 /// put it back in debug mode (state kept) and read the barrier. Every
 /// operation that did not complete is indeterminate.
 #[allow(clippy::too_many_arguments)]
@@ -392,16 +398,23 @@ fn crash_one(
 ) -> Result<Epoch, (Epoch, TargetError)> {
     let first_id = history.len();
     let mut killed_at = 0;
-    let sent = std::thread::scope(|s| {
-        let killer = s.spawn(|| {
-            std::thread::sleep(Duration::from_micros(delay));
-            proc_.kill();
-            clock.micros()
-        });
+    let sent = if delay == CRASH_AFTER {
         let sent = clients::run_epoch(clients, queues, index, first_id, clock);
-        killed_at = killer.join().expect("the killer thread panicked");
+        proc_.kill();
+        killed_at = clock.micros();
         sent
-    });
+    } else {
+        std::thread::scope(|s| {
+            let killer = s.spawn(|| {
+                std::thread::sleep(Duration::from_micros(delay));
+                proc_.kill();
+                clock.micros()
+            });
+            let sent = clients::run_epoch(clients, queues, index, first_id, clock);
+            killed_at = killer.join().expect("the killer thread panicked");
+            sent
+        })
+    };
     history.faults.push(Fault::Crash {
         epoch: index,
         at: killed_at,

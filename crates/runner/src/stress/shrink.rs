@@ -16,10 +16,7 @@ use std::time::Instant;
 use gen::Step;
 
 use super::process::ServerProcess;
-use super::{crash_one, run_one, Clock, StressConfig};
-
-/// When a re-run's crash comes: long after a small epoch's operations.
-const CRASH_AFTER_US: u64 = 50_000;
+use super::{crash_one, run_one, Clock, StressConfig, CRASH_AFTER};
 use crate::lin::history::{History, HistoryHeader};
 use crate::lin::{Failure, Linearizer, Verdict};
 use crate::target::{Client, Target};
@@ -99,7 +96,7 @@ pub fn run_scenario(
                     clients,
                     target,
                     p,
-                    CRASH_AFTER_US,
+                    CRASH_AFTER,
                     queues,
                     i,
                     *now,
