@@ -29,6 +29,7 @@ pub mod report;
 pub mod search;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use deviate::Deviant;
 use gen::Step;
@@ -137,7 +138,39 @@ struct Config {
     /// Indeterminate operations that may still take effect.
     pending: Vec<Operation>,
     /// A sequential trace of what linearized so far.
-    prefix: Vec<Step>,
+    prefix: Prefix,
+}
+
+/// A sequential trace shared between configurations: each epoch adds its
+/// order in front of the earlier ones', so carrying it costs nothing per
+/// epoch (it is read only when an epoch fails).
+#[derive(Clone, Default)]
+struct Prefix(Option<Arc<PrefixNode>>);
+
+struct PrefixNode {
+    steps: Vec<Step>,
+    earlier: Prefix,
+}
+
+impl Prefix {
+    /// This trace followed by `steps`.
+    fn then(&self, steps: Vec<Step>) -> Prefix {
+        Prefix(Some(Arc::new(PrefixNode {
+            steps,
+            earlier: self.clone(),
+        })))
+    }
+
+    /// The whole trace, in order.
+    fn to_vec(&self) -> Vec<Step> {
+        let mut chunks = Vec::new();
+        let mut at = self;
+        while let Some(node) = &at.0 {
+            chunks.push(&node.steps);
+            at = &node.earlier;
+        }
+        chunks.into_iter().rev().flatten().cloned().collect()
+    }
 }
 
 /// The checker, epoch by epoch: a run checks each epoch as soon as its
@@ -160,7 +193,7 @@ impl Linearizer {
             configs: vec![Config {
                 model,
                 pending: Vec::new(),
-                prefix: Vec::new(),
+                prefix: Prefix::default(),
             }],
             skip: skip.to_vec(),
             opts,
@@ -218,10 +251,21 @@ impl Linearizer {
             truncated |= found.truncated;
             self.dropped |= found.dropped;
             let ends = std::mem::take(&mut found.ends);
-            let steps = order_steps(&found.order, &ops);
+            if ends.is_empty() {
+                if first_failure.is_none() {
+                    let owned = ops.iter().map(|o| (*o).clone()).collect();
+                    first_failure = Some((cfg, found, owned));
+                }
+                continue;
+            }
+            let prefix = cfg.prefix.then(order_steps(&found.order, &ops));
+            let mut own = Some(cfg.model);
             for (end, left_out) in ends {
-                let mut prefix = cfg.prefix.clone();
-                prefix.extend(steps.iter().cloned());
+                let model = match end {
+                    Some(m) => m,
+                    None => own.take().expect("one end is the searched model"),
+                };
+                let prefix = prefix.clone();
                 let pending = if epoch.crashed {
                     Vec::new()
                 } else {
@@ -231,14 +275,10 @@ impl Linearizer {
                         .collect()
                 };
                 next.push(Config {
-                    model: end,
+                    model,
                     pending,
                     prefix,
                 });
-            }
-            if first_failure.is_none() {
-                let owned = ops.iter().map(|o| (*o).clone()).collect();
-                first_failure = Some((cfg, found, owned));
             }
         }
         if next.is_empty() {
@@ -252,7 +292,7 @@ impl Linearizer {
                 ));
             }
             let (cfg, found, ops) = first_failure.expect("at least one configuration");
-            let failure = report::failure(epoch, cfg.model, cfg.prefix, found, ops);
+            let failure = report::failure(epoch, cfg.model, cfg.prefix.to_vec(), found, ops);
             return Err(Verdict::NotLinearizable(Box::new(failure)));
         }
         dedupe(&mut next);

@@ -53,8 +53,10 @@ pub struct Misfit {
 #[derive(Debug, Default)]
 pub struct Found {
     /// Accepted end states: the model after a full linearization that the
-    /// snapshot agrees with, and the indeterminate operations it left out.
-    pub ends: Vec<(Deviant, Vec<usize>)>,
+    /// snapshot agrees with (`None`: the searched model itself, left in
+    /// that state, so a pinned epoch copies nothing), and the indeterminate
+    /// operations it left out.
+    pub ends: Vec<(Option<Deviant>, Vec<usize>)>,
     /// The order of the first accepted end.
     pub order: Vec<Move>,
     /// Where the deepest failed attempts stopped (for the report).
@@ -147,8 +149,7 @@ pub fn search_epoch(model: &mut Deviant, input: &EpochInput) -> Found {
         s.found.order = s.path.clone();
         let left_out = s.left_out(s.linearized_on_path());
         model.state.commit();
-        let end = model.clone();
-        s.found.ends.push((end, left_out));
+        s.found.ends.push((None, left_out));
     } else {
         model.state.rollback(base);
         model.state.commit();
@@ -293,7 +294,7 @@ impl Search<'_> {
         if self.found.ends.is_empty() {
             self.found.order = self.path.clone();
         }
-        self.found.ends.push((end, left_out));
+        self.found.ends.push((Some(end), left_out));
         if self.found.ends.len() >= self.input.max_ends {
             self.found.dropped = true;
             self.stop = true;
