@@ -72,3 +72,15 @@ impl Dice for TestRng {
         self.next_u64() % n.max(1)
     }
 }
+
+/// True with probability `pct` percent: the generator's own dice, for
+/// callers outside the crate that draw from the same seeded stream (a
+/// concurrent run's crash schedule).
+pub fn chance(rng: &mut TestRng, pct: u64) -> bool {
+    Dice::chance(rng, pct)
+}
+
+/// Uniform in `0..n` (`n > 0`), as [`chance`].
+pub fn below(rng: &mut TestRng, n: u64) -> u64 {
+    Dice::below(rng, n)
+}

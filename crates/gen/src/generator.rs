@@ -169,11 +169,44 @@ impl Generator {
         self.now
     }
 
+    /// A generator that goes on from `machine` at `now`: the state a
+    /// concurrent run's checker found after an epoch.
+    pub fn resume(machine: Machine, now: Time, cfg: &GenConfig, stepper: Stepper) -> Self {
+        Generator {
+            machine,
+            stepper,
+            now,
+            kinds: cfg.kinds,
+            probe_pct: cfg.probe_pct,
+        }
+    }
+
+    /// Advance the clock as [`Generator::next_step`] does, and return the
+    /// new `now`.
+    pub fn advance_clock(&mut self, rng: &mut TestRng) -> Time {
+        self.now = clock::advance(&self.machine, self.now, rng);
+        self.now
+    }
+
+    /// Apply a step chosen elsewhere (a rival of a concurrent epoch) to
+    /// the generator's model, so what follows sees it.
+    pub fn take(&mut self, step: &Step) {
+        self.stepper.step(&mut self.machine, step);
+        self.machine.clear_hits();
+    }
+
     /// Choose the next step from the model state, apply it to the model,
     /// and return it.
     pub fn next_step(&mut self, rng: &mut TestRng) -> Step {
         let since = self.now;
         self.now = clock::advance(&self.machine, self.now, rng);
+        self.step_after(since, rng)
+    }
+
+    /// One step at the current `now`, the clock left where it is; `since`
+    /// is the `now` before the clock last moved (what came due since then
+    /// is what the step is often about).
+    pub fn step_after(&mut self, since: Time, rng: &mut TestRng) -> Step {
         // A deadline passed: the step is about it more often than not,
         // either the tick that fires it or a request that names it first.
         // Exactly on one, mostly a request (the boundary is the point).

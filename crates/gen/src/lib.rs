@@ -30,6 +30,7 @@
 mod clock;
 mod coverage;
 mod dice;
+pub mod epoch;
 mod focus;
 mod generator;
 mod pools;
@@ -45,7 +46,7 @@ use model::api::Request;
 use model::machine::Machine;
 
 pub use coverage::{coverage, Coverage};
-pub use dice::{case_seed, seeded_rng};
+pub use dice::{below, case_seed, chance, seeded_rng};
 pub use generator::{generate, generate_with, trace_strategy, Generator, Stepper};
 pub use repair::repair;
 pub use rules::{is_probe, probe_rule, well_formed};

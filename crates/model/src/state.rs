@@ -12,6 +12,14 @@
 //! the previous value in an optional undo journal. The runner uses
 //! [`State::checkpoint`] / [`State::rollback`] to try the schedules of
 //! internal transitions the spec allows without cloning the whole state.
+//! The same journal says which keys a step wrote ([`State::writes_since`],
+//! replayed blindly by [`State::apply_writes`]: a non-atomic handler's
+//! last-writer-wins write) and fingerprints what changed since a mark
+//! ([`State::fingerprint_since`]), in [`writes`].
+
+mod writes;
+
+pub use writes::Writes;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -20,7 +28,7 @@ use crate::types::{
 };
 
 /// `PromiseObject`: a promise with its internal `callbacks` and `listeners`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PromiseObject {
     /// Promise id.
     pub id: String,
@@ -132,7 +140,7 @@ pub fn timeout_state(tags: &Tags) -> PromiseState {
 }
 
 /// `TaskObject`: a task with its internal `resumes` ids.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TaskObject {
     /// Task id (= promise id).
     pub id: String,
@@ -175,7 +183,7 @@ impl TaskObject {
 }
 
 /// `Message`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Message {
     /// Dispatch task `task_id` at `version` to a worker.
     Execute {
@@ -192,7 +200,7 @@ pub enum Message {
 }
 
 /// `OutboxEntry`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OutboxEntry {
     /// Delivery address.
     pub address: String,
@@ -212,7 +220,7 @@ impl OutboxEntry {
 }
 
 /// `ServerConfig`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ServerConfig {
     /// Delay before a pending task's `execute` is re-sent (ms).
     pub retry_timeout: u64,
@@ -320,7 +328,7 @@ pub struct State {
 }
 
 /// A position in the undo journal, from [`State::checkpoint`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Mark(usize);
 
 impl State {

@@ -86,7 +86,7 @@ impl TaskState {
 }
 
 /// `PromiseRecord`: the wire view of a promise.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromiseRecord {
     /// Promise id.
@@ -111,7 +111,7 @@ pub struct PromiseRecord {
 }
 
 /// `TaskRecord`: the wire view of a task (`resumes` is a count).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TaskRecord {
     /// Task id (equal to its promise id).
     pub id: String,
@@ -131,7 +131,7 @@ pub struct TaskRecord {
 }
 
 /// `Schedule`: stored and sent as-is.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Schedule {
     /// Schedule id.

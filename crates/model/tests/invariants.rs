@@ -11,7 +11,11 @@
 //! - journaling is exact: applying under `checkpoint` and rolling back
 //!   restores a state `==` to a clone taken before, and the machine then
 //!   keeps answering as a twin that never journaled (so the derived indexes
-//!   survived the rollback too).
+//!   survived the rollback too);
+//! - a step's writes (`State::writes_since`), rolled back and written
+//!   blindly (`State::apply_writes`), give the state the step gave; every
+//!   other step the machine carries on from that written state, and still
+//!   answers as the twin.
 //!
 //! The strategy draws from a handful of ids so that steps collide: "a",
 //! "a.1", "a.2", "b"; pids "p1", "p2"; versions 0..4; deadlines from
@@ -255,28 +259,49 @@ fn check(m: &Machine, versions: &mut HashMap<String, u64>) -> Result<(), TestCas
 }
 
 /// One step on `m` under a journal that is rolled back (the state must come
-/// back `==`) and committed, then for real; `twin` never journals.
-fn step(m: &mut Machine, twin: &mut Machine, op: &Op, now: Time) -> Result<(), TestCaseError> {
+/// back `==`), written blindly from its writes (the state must be the
+/// step's) and rolled back again, then committed and, unless `written`
+/// (then the blind write stays), applied for real; `twin` never journals.
+fn step(
+    m: &mut Machine,
+    twin: &mut Machine,
+    op: &Op,
+    now: Time,
+    written: bool,
+) -> Result<(), TestCaseError> {
     let before = m.state.clone();
     let mark = m.state.checkpoint();
-    match request(op, now) {
+    let req = request(op, now);
+    let tried = match &req {
+        Some(req) => format!("{:?}", m.apply(req, now)),
+        None => format!("{:?}", m.tick(now)),
+    };
+    let after = m.state.clone();
+    let writes = m.state.writes_since(mark);
+    m.state.rollback(mark);
+    prop_assert_eq!(&m.state, &before, "rollback of {:?} at {}", req, now);
+    m.state.apply_writes(&writes);
+    prop_assert_eq!(&m.state, &after, "blind write of {:?} at {}", req, now);
+    m.state.rollback(mark);
+    prop_assert_eq!(&m.state, &before, "rollback of the blind write");
+    m.state.commit();
+    if written {
+        m.state.apply_writes(&writes);
+    }
+    match req {
         Some(req) => {
-            let tried = m.apply(&req, now);
-            m.state.rollback(mark);
-            prop_assert_eq!(&m.state, &before, "rollback of {:?}", req);
-            m.state.commit();
-            let res = m.apply(&req, now);
-            prop_assert_eq!(&res, &tried);
-            prop_assert_eq!(res, twin.apply(&req, now));
+            if !written {
+                let res = m.apply(&req, now);
+                prop_assert_eq!(&format!("{res:?}"), &tried);
+            }
+            prop_assert_eq!(format!("{:?}", twin.apply(&req, now)), tried);
         }
         None => {
-            let tried = m.tick(now);
-            m.state.rollback(mark);
-            prop_assert_eq!(&m.state, &before, "rollback of tick at {}", now);
-            m.state.commit();
-            let fired = m.tick(now);
-            prop_assert_eq!(&fired, &tried);
-            prop_assert_eq!(fired, twin.tick(now));
+            if !written {
+                let fired = m.tick(now);
+                prop_assert_eq!(&format!("{fired:?}"), &tried);
+            }
+            prop_assert_eq!(format!("{:?}", twin.tick(now)), tried);
         }
     }
     m.clear_hits();
@@ -294,9 +319,9 @@ proptest! {
         let mut twin = Machine::default();
         let mut versions = HashMap::new();
         let mut now = 0;
-        for (dt, op) in &steps {
+        for (i, (dt, op)) in steps.iter().enumerate() {
             now += dt;
-            step(&mut m, &mut twin, op, now)?;
+            step(&mut m, &mut twin, op, now, i % 2 == 1)?;
             check(&m, &mut versions)?;
         }
     }

@@ -34,6 +34,10 @@ pub struct Profile {
     pub omit_kinds: Vec<String>,
     /// Snapshot components not compared even when the target has them.
     pub skip_components: Vec<String>,
+    /// Whether the target claims durability: what it acknowledged survives
+    /// a crash (SIGKILL) and restart. Crash faults of `conform stress
+    /// --server-cmd` are injected only into a target that claims it.
+    pub durable: bool,
     /// Why each setting is what it is (setting name → reason, with the
     /// Lean file and line where it rests on the spec). Documentation only.
     pub reasons: BTreeMap<String, String>,
@@ -47,6 +51,7 @@ impl Default for Profile {
             dialect: Dialect::Resonate,
             omit_kinds: Vec::new(),
             skip_components: Vec::new(),
+            durable: true,
             reasons: BTreeMap::new(),
         }
     }

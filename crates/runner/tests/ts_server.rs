@@ -136,3 +136,48 @@ fn the_ts_server_in_eager_mode_is_green_against_its_baseline() {
 fn the_ts_server_in_none_mode_is_green_against_its_baseline() {
     green_run("none");
 }
+
+/// The TypeScript server is single-threaded, so a concurrent run against it
+/// is a control: any history it gives has an order, and a false alarm here
+/// is a bug of the checker.
+fn green_stress(mode: &str) {
+    if !require_shim() {
+        return;
+    }
+    let shim = Shim::start(mode);
+    let name = format!("ts-{mode}");
+    let profile = Profile::load(&name).unwrap();
+    let (_, deviations) = Baseline::load(&name).unwrap();
+    let dir = std::env::temp_dir().join(format!("conform-ts-stress-{name}-{}", std::process::id()));
+    for (seed, clients) in [(1, 2), (2, 4), (3, 8)] {
+        let mut cfg =
+            runner::stress::StressConfig::new(&shim.url, profile.clone(), deviations.clone());
+        cfg.seed = seed;
+        cfg.clients = clients;
+        cfg.epochs = 40;
+        cfg.out_dir = dir.clone();
+        cfg.shrink = false;
+        let mut target = HttpTarget::new(&shim.url, Duration::from_secs(5))
+            .unwrap()
+            .with_dialect(profile.dialect);
+        let mut out = Vec::new();
+        let o = runner::stress::run(&cfg, &mut target, None, &mut out);
+        assert!(
+            matches!(o.verdict, runner::stress::StressVerdict::Linearizable),
+            "{name} seed {seed} clients {clients}: {:?}\n{}",
+            o.verdict,
+            String::from_utf8_lossy(&out)
+        );
+        assert_eq!(o.stats.epochs, 40);
+    }
+}
+
+#[test]
+fn the_ts_server_in_eager_mode_is_linearizable_under_concurrent_clients() {
+    green_stress("eager");
+}
+
+#[test]
+fn the_ts_server_in_none_mode_is_linearizable_under_concurrent_clients() {
+    green_stress("none");
+}

@@ -52,6 +52,109 @@ pub enum Command {
     Mutants(MutantsArgs),
     /// Show what a baseline contains: its deviations and known signatures.
     Baseline(BaselineArgs),
+    /// Drive a target with many clients at once and check the history is
+    /// linearizable against the model.
+    Stress(StressArgs),
+    /// Check a saved concurrent history again, offline.
+    CheckHistory(CheckHistoryArgs),
+    /// Hunt the planted races and durability bugs of the reference server
+    /// with the concurrent run, and tabulate what was found.
+    Races(RacesArgs),
+}
+
+/// `conform races`.
+#[derive(Args, Debug)]
+pub struct RacesArgs {
+    /// Only these races (repeat); default: every race.
+    #[arg(long)]
+    pub race: Vec<String>,
+    /// Only these durability bugs (repeat); default: every one.
+    #[arg(long)]
+    pub durability_bug: Vec<String>,
+    /// Runs per bug (seeds 1, 2, …) before it counts as not found.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub runs: u64,
+    /// Epochs per run.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub epochs: u64,
+    /// Clients.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..=64))]
+    pub clients: u64,
+    /// Shrink time per found bug, seconds.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub shrink_time: u64,
+    /// Directory for the histories.
+    #[arg(long, default_value = "traces/failures")]
+    pub out_dir: PathBuf,
+}
+
+/// `conform stress`.
+#[derive(Args, Debug)]
+pub struct StressArgs {
+    /// Target and comparison options.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Run seed (random when absent; always printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Clients sending at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub clients: u64,
+    /// Epochs (windows of one `now`, each closed by a barrier).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub epochs: u64,
+    /// The generator's operations per epoch (rivals come on top; at most
+    /// 64, so an epoch stays within the checker's 128).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub ops: u64,
+    /// Percent of operations joined by a rival contending for the same object.
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub rival_pct: u64,
+    /// Directory for failing histories.
+    #[arg(long, default_value = "traces/failures")]
+    pub out_dir: PathBuf,
+    /// Do not shrink a failing history.
+    #[arg(long)]
+    pub no_shrink: bool,
+    /// Time budget of the shrink, in seconds.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub shrink_time: u64,
+    /// Re-runs per shrink candidate (a race shows in some interleavings only).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub attempts: u64,
+    /// Configurations one epoch's search may explore before it gives up
+    /// (undecided: not green).
+    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub search_budget: u64,
+    /// How to start the target (a shell command; with `--target`, where it
+    /// listens): the harness then owns the process, and can crash it.
+    #[arg(long)]
+    pub server_cmd: Option<String>,
+    /// Percent of epochs in which the target is killed (SIGKILL) at a
+    /// random moment and restarted (needs `--server-cmd`; only for a
+    /// profile that claims durability).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub crash_pct: u64,
+}
+
+/// `conform check-history`.
+#[derive(Args, Debug)]
+pub struct CheckHistoryArgs {
+    /// The history file (`conform-history/1`).
+    pub file: PathBuf,
+    /// The target's profile (a built-in name or a file); default: the one
+    /// named in the header when built in, else `spec`.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// A baseline of known deviations for the model.
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// The retry timeout (default: the header's).
+    #[arg(long)]
+    pub retry_timeout: Option<u64>,
+    /// Configurations one epoch's search may explore before it gives up.
+    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub search_budget: u64,
 }
 
 /// `conform baseline`.
@@ -169,6 +272,28 @@ pub struct ServeArgs {
     /// server without them would: validation probes then reach the model.
     #[arg(long)]
     pub no_validation: bool,
+    /// Plant a race (see `--list-races`): that handler checks under the
+    /// lock, releases it, and writes blindly after `--race-window-ms`;
+    /// repeat to plant several.
+    #[arg(long, conflicts_with = "log")]
+    pub race: Vec<String>,
+    /// List the planted races and exit.
+    #[arg(long)]
+    pub list_races: bool,
+    /// The window between a racy handler's check and its write, in ms.
+    #[arg(long, default_value_t = 2)]
+    pub race_window_ms: u64,
+    /// Persistent mode: append every applied step to this NDJSON log before
+    /// answering, and replay the log at start.
+    #[arg(long)]
+    pub log: Option<PathBuf>,
+    /// Plant a durability bug of the persistent mode (see
+    /// `--list-durability-bugs`); repeat to plant several.
+    #[arg(long, requires = "log")]
+    pub durability_bug: Vec<String>,
+    /// List the planted durability bugs and exit.
+    #[arg(long)]
+    pub list_durability_bugs: bool,
 }
 
 /// `conform run`.

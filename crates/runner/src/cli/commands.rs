@@ -51,20 +51,23 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
         Command::Export(a) => export_cmd(a),
         Command::Mutants(a) => mutants_cmd(a),
         Command::Baseline(a) => baseline_cmd(a),
+        Command::Stress(a) => super::stress::stress_cmd(a),
+        Command::CheckHistory(a) => super::stress::check_history_cmd(a),
+        Command::Races(a) => super::stress::races_cmd(a),
     }
 }
 
 /// Everything a command that talks to a target needs: the profile, the
 /// baseline's deviations, how to reach the target again, and the
 /// connection (with the embedded server behind it, if any, kept alive).
-struct Setup {
-    baseline: Option<Baseline>,
-    profile: Profile,
-    deviations: Vec<&'static Deviation>,
-    reach: Reach,
-    url: String,
-    target: HttpTarget,
-    _server: Option<ServerHandle>,
+pub(super) struct Setup {
+    pub(super) baseline: Option<Baseline>,
+    pub(super) profile: Profile,
+    pub(super) deviations: Vec<&'static Deviation>,
+    pub(super) reach: Reach,
+    pub(super) url: String,
+    pub(super) target: HttpTarget,
+    pub(super) _server: Option<ServerHandle>,
 }
 
 impl Setup {
@@ -76,7 +79,7 @@ impl Setup {
 /// Load the profile (its retry timeout overridden by `--retry-timeout`,
 /// else by what a trace was recorded with), check `--target`, start the
 /// embedded reference server when none is given, and connect.
-fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failure> {
+pub(super) fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failure> {
     let mut profile = match &t.profile {
         Some(p) => Profile::load(p).map_err(bad)?,
         None => Profile::default(),
@@ -205,6 +208,18 @@ fn serve_cmd(a: ServeArgs) -> Result<Verdict, Failure> {
         }
         return Ok(Verdict::Clean);
     }
+    if a.list_races {
+        for r in serve::races::all() {
+            say!("{:<32} {:<48} {}", r.name, r.spec, r.summary);
+        }
+        return Ok(Verdict::Clean);
+    }
+    if a.list_durability_bugs {
+        for b in serve::durability::ALL {
+            say!("{:<18} {:<30} {}", b.name, b.breaks, b.summary);
+        }
+        return Ok(Verdict::Clean);
+    }
     if !a.bind.is_loopback() {
         return Err(bad(format!(
             "--bind {}: the reference server binds loopback addresses only",
@@ -218,6 +233,10 @@ fn serve_cmd(a: ServeArgs) -> Result<Verdict, Failure> {
         materialize: a.materialize,
         mutants: a.mutant,
         validate: !a.no_validation,
+        races: a.race,
+        race_window: Duration::from_millis(a.race_window_ms),
+        log: a.log,
+        durability_bugs: a.durability_bug,
     };
     match serve::run_blocking(opts) {
         Ok(()) => Ok(Verdict::Clean),

@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 mod error;
+mod stress;
 
 use std::process::ExitCode;
 

@@ -1,8 +1,12 @@
 //! The HTTP layer: parse → open envelope → debug op, or decode and hand
-//! the request to the [`LocalServer`] pipeline (validate → materialise →
-//! apply with deviations → encode). Everything after parsing is synchronous
-//! under one mutex, so the served model sees requests in a total order, as
-//! the spec's machine does.
+//! the request to the [`Core`] (the [`LocalServer`] pipeline: validate →
+//! materialise → apply with deviations → encode; then the log, in
+//! persistent mode). Everything after parsing is synchronous under one
+//! mutex, so the served model sees requests in a total order, as the
+//! spec's machine does — except where a planted race
+//! ([`super::races`]) splits a handler: its check runs under the lock,
+//! its writes land under the lock again after the race window, and the
+//! lock is free in between.
 
 use std::future::Future;
 use std::io;
@@ -16,16 +20,22 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use model::state::ServerConfig;
+use model::state::{ServerConfig, Writes};
 use model::wire::{self, open_envelope, PROTOCOL_VERSION};
 use serde_json::{json, Value as JsonValue};
 
+use super::core::Core;
+use super::durability::Bugs;
+use super::log::Log;
+use super::races::Races;
 use super::{debug, ServeOptions};
 use crate::target::LocalServer;
 
 /// What every request handler shares.
 pub(crate) struct Shared {
-    server: Mutex<LocalServer>,
+    core: Mutex<Core>,
+    /// The handlers made non-atomic, and the window.
+    pub(crate) races: Races,
     /// `debug.start`/`debug.stop` flag; recorded, never gating (we are
     /// always in debug mode).
     pub(crate) debug_mode: AtomicBool,
@@ -33,10 +43,37 @@ pub(crate) struct Shared {
     last_now: AtomicU64,
 }
 
+/// What handling a request gave: an answer, or a racy handler's answer
+/// with the writes to land first.
+pub(crate) enum Handled {
+    /// Answer this.
+    Done(JsonValue),
+    /// After the race window, land `writes`, then answer `envelope`.
+    Deferred {
+        /// The answer.
+        envelope: JsonValue,
+        /// What the handler wrote.
+        writes: Writes,
+    },
+}
+
 impl Shared {
+    /// The served model, with its planted bugs, races and log (replayed
+    /// into it). Unknown names, a race with a log, a durability bug
+    /// without one and a malformed log are `InvalidInput` errors.
     pub(crate) fn new(opts: &ServeOptions) -> io::Result<Self> {
-        let deviations = deviate::catalogue::resolve(&opts.mutants)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let invalid = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
+        let deviations = deviate::catalogue::resolve(&opts.mutants).map_err(invalid)?;
+        let races = super::races::resolve(&opts.races).map_err(invalid)?;
+        let bugs = Bugs::resolve(&opts.durability_bugs).map_err(invalid)?;
+        if opts.log.is_some() && !races.is_empty() {
+            return Err(invalid(
+                "--race with --log: a log of steps cannot replay a race's blind writes".into(),
+            ));
+        }
+        if opts.log.is_none() && !bugs.is_empty() {
+            return Err(invalid("--durability-bug needs --log FILE".into()));
+        }
         let config = ServerConfig {
             retry_timeout: opts.retry_timeout,
         };
@@ -44,16 +81,21 @@ impl Shared {
         if !opts.validate {
             server = server.without_validation();
         }
+        let log = match &opts.log {
+            Some(path) => Some(Log::open(path, bugs, &mut server)?),
+            None => None,
+        };
         Ok(Shared {
-            server: Mutex::new(server),
+            core: Mutex::new(Core::new(server, log)),
+            races: Races::new(&races, opts.race_window),
             debug_mode: AtomicBool::new(false),
             last_now: AtomicU64::new(0),
         })
     }
 
-    /// The server; a panic of an earlier request does not wedge it.
-    pub(crate) fn server(&self) -> MutexGuard<'_, LocalServer> {
-        self.server.lock().unwrap_or_else(|e| e.into_inner())
+    /// The served model; a panic of an earlier request does not wedge it.
+    pub(crate) fn core(&self) -> MutexGuard<'_, Core> {
+        self.core.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Wall-clock Unix milliseconds, monotonic.
@@ -72,18 +114,50 @@ pub(crate) async fn serve(
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     let listener = tokio::net::TcpListener::from_std(listener)?;
+    if shared.core().needs_flusher() {
+        tokio::spawn(flusher(shared.clone()));
+    }
     let app = Router::new()
         .route("/", post(api))
         .route("/health", get(|| async { StatusCode::OK }))
-        .with_state(shared);
-    axum::serve(listener, app)
+        .with_state(shared.clone());
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(stop)
-        .await
+        .await;
+    // A clean stop loses nothing, whatever the log holds back.
+    if let Err(e) = shared.core().flush() {
+        eprintln!("conform serve: {e}");
+    }
+    served
+}
+
+/// `ack-before-log`'s background flush: the log is written every
+/// [`FLUSH_EVERY`](super::durability::FLUSH_EVERY), after the answers.
+async fn flusher(shared: Arc<Shared>) {
+    let mut every = tokio::time::interval(super::durability::FLUSH_EVERY);
+    loop {
+        every.tick().await;
+        if let Err(e) = shared.core().flush() {
+            eprintln!("conform serve: {e}");
+        }
+    }
 }
 
 async fn api(State(shared): State<Arc<Shared>>, body: Bytes) -> (StatusCode, Json<JsonValue>) {
-    let envelope = catch_unwind(AssertUnwindSafe(|| handle(&shared, &body)))
-        .unwrap_or_else(|_| error("unknown", "0", 500, "internal error: the model panicked"));
+    let panicked = |_| error("unknown", "0", 500, "internal error: the model panicked");
+    let envelope = match catch_unwind(AssertUnwindSafe(|| handle(&shared, &body))) {
+        Ok(Handled::Done(env)) => env,
+        Ok(Handled::Deferred { envelope, writes }) => {
+            // The lock is free for the window: whatever runs now, these
+            // writes land after it.
+            tokio::time::sleep(shared.races.window).await;
+            match catch_unwind(AssertUnwindSafe(|| shared.core().write(&writes))) {
+                Ok(()) => envelope,
+                Err(p) => panicked(p),
+            }
+        }
+        Err(p) => panicked(p),
+    };
     let status = envelope["head"]["status"]
         .as_u64()
         .and_then(|s| StatusCode::from_u16(s as u16).ok())
@@ -105,17 +179,17 @@ pub(crate) fn ok(kind: &str, corr_id: &str, data: JsonValue) -> JsonValue {
     })
 }
 
-/// One request body → its response envelope.
-fn handle(shared: &Shared, body: &[u8]) -> JsonValue {
+/// One request body → its response envelope (or a racy handler's).
+fn handle(shared: &Shared, body: &[u8]) -> Handled {
     let raw: JsonValue = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => {
-            return error(
+            return Handled::Done(error(
                 "unknown",
                 "0",
                 400,
                 &format!("invalid request envelope: {e}"),
-            )
+            ))
         }
     };
     let env = match open_envelope(&raw) {
@@ -124,7 +198,7 @@ fn handle(shared: &Shared, body: &[u8]) -> JsonValue {
             // Echo what can be read, as the server's error context does.
             let kind = raw["kind"].as_str().unwrap_or("unknown");
             let corr_id = raw["head"]["corrId"].as_str().unwrap_or("0");
-            return error(kind, corr_id, 400, &e.to_string());
+            return Handled::Done(error(kind, corr_id, 400, &e.to_string()));
         }
     };
     let (kind, corr_id) = (env.kind, env.head.corr_id.as_str());
@@ -133,8 +207,12 @@ fn handle(shared: &Shared, body: &[u8]) -> JsonValue {
     }
     let req = match wire::decode_request(kind, env.data) {
         Ok(r) => r,
-        Err(e) => return error(kind, corr_id, 400, &e.to_string()),
+        Err(e) => return Handled::Done(error(kind, corr_id, 400, &e.to_string())),
     };
     let now = env.head.debug_time.unwrap_or_else(|| shared.wall_clock());
-    shared.server().handle(&req, now, corr_id)
+    if shared.races.covers(kind) {
+        let (envelope, writes) = shared.core().handle_deferred(&req, now, corr_id);
+        return Handled::Deferred { envelope, writes };
+    }
+    Handled::Done(shared.core().handle(&req, now, corr_id))
 }

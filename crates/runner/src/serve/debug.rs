@@ -9,6 +9,9 @@
 //! | `debug.snap` | `{}` | 200 [`StateView`] |
 //! | `debug.tick` | `{time}` | 200 `[]` after `Machine::tick(time)` |
 //!
+//! In persistent mode `debug.reset` truncates the log and `debug.tick` is
+//! logged; under `race-tick` the tick is a racy handler.
+//!
 //! The Rust server refuses debug operations unless started in debug mode
 //! and pauses its background loops between `debug.start` and `debug.stop`.
 //! The served model has no background loops and no clock of its own, so it
@@ -22,7 +25,9 @@ use std::sync::atomic::Ordering;
 use model::wire::Envelope;
 use serde_json::{json, Value as JsonValue};
 
-use super::app::{error, ok, Shared};
+use super::app::{error, ok, Handled, Shared};
+use super::core::not_logged;
+use super::races::TICK;
 
 /// A debug operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,38 +56,45 @@ pub fn op(kind: &str) -> Option<DebugOp> {
     })
 }
 
-pub(crate) fn run(shared: &Shared, op: DebugOp, env: &Envelope) -> JsonValue {
+pub(crate) fn run(shared: &Shared, op: DebugOp, env: &Envelope) -> Handled {
     let (kind, corr_id) = (env.kind, env.head.corr_id.as_str());
-    match op {
+    let logged = |r: std::io::Result<()>, data| match r {
+        Ok(()) => ok(kind, corr_id, data),
+        Err(e) => not_logged(kind, corr_id, &e),
+    };
+    Handled::Done(match op {
         DebugOp::Start | DebugOp::Stop => {
             shared
                 .debug_mode
                 .store(op == DebugOp::Start, Ordering::SeqCst);
             ok(kind, corr_id, json!({}))
         }
-        DebugOp::Reset => {
-            shared.server().reset();
-            ok(kind, corr_id, json!({}))
-        }
+        DebugOp::Reset => logged(shared.core().reset(), json!({})),
         DebugOp::Snap => {
-            let view = shared.server().view();
+            let view = shared.core().view();
             let data = serde_json::to_value(view).expect("a state view always serializes");
             ok(kind, corr_id, data)
         }
         DebugOp::Tick => {
             let Some(time) = env.data.get("time").and_then(JsonValue::as_u64) else {
-                return error(kind, corr_id, 400, "missing or invalid 'time' field");
+                return Handled::Done(error(kind, corr_id, 400, "missing or invalid 'time' field"));
             };
             if env.head.debug_time.is_some_and(|t| t != time) {
-                return error(
+                return Handled::Done(error(
                     kind,
                     corr_id,
                     400,
                     "resonate:debug_time must equal data.time",
-                );
+                ));
             }
-            shared.server().tick(time);
-            ok(kind, corr_id, json!([]))
+            if shared.races.covers(TICK) {
+                let writes = shared.core().tick_deferred(time);
+                return Handled::Deferred {
+                    envelope: ok(kind, corr_id, json!([])),
+                    writes,
+                };
+            }
+            logged(shared.core().tick(time), json!([]))
         }
-    }
+    })
 }

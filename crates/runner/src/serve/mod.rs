@@ -15,14 +15,25 @@
 //!   [`ServeOptions::mutants`] plants bugs from the deviation catalogue
 //!   (`deviate`). Both live in the shared pipeline,
 //!   [`crate::target::LocalServer`].
+//! - [`ServeOptions::races`] makes handlers non-atomic ([`races`]: planted
+//!   concurrency bugs for the concurrent run).
+//! - [`ServeOptions::log`] is the persistent mode ([`log`]): every applied
+//!   step logged before its answer, the log replayed at start;
+//!   [`ServeOptions::durability_bugs`] plants bugs in it ([`durability`]).
 
 mod app;
+mod core;
 pub mod debug;
+pub mod durability;
+pub mod log;
+pub mod races;
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use tokio::sync::oneshot;
 
@@ -42,6 +53,16 @@ pub struct ServeOptions {
     pub mutants: Vec<String>,
     /// Apply the Rust server's 400 rules (`model::wire::validate`).
     pub validate: bool,
+    /// Planted races, by catalogue name ([`races::all`]): their handlers
+    /// check, release the lock, and write after [`ServeOptions::race_window`].
+    pub races: Vec<String>,
+    /// How long a racy handler waits between its check and its write.
+    pub race_window: Duration,
+    /// Persistent mode: the log of applied steps, replayed at start.
+    pub log: Option<PathBuf>,
+    /// Planted durability bugs of the persistent mode, by name
+    /// ([`durability::ALL`]).
+    pub durability_bugs: Vec<String>,
 }
 
 impl Default for ServeOptions {
@@ -53,6 +74,10 @@ impl Default for ServeOptions {
             materialize: false,
             mutants: Vec::new(),
             validate: true,
+            races: Vec::new(),
+            race_window: races::DEFAULT_WINDOW,
+            log: None,
+            durability_bugs: Vec::new(),
         }
     }
 }
@@ -109,7 +134,9 @@ fn runtime() -> io::Result<tokio::runtime::Runtime> {
 }
 
 /// Start serving on a background thread with its own runtime; returns once
-/// the socket is bound. An unknown mutant name is an `InvalidInput` error.
+/// the socket is bound (and a log replayed). An unknown mutant, race or
+/// durability bug, a race with a log, a durability bug without one, and a
+/// malformed log are `InvalidInput` errors.
 pub fn spawn(opts: ServeOptions) -> io::Result<ServerHandle> {
     let (listener, shared) = bind(&opts)?;
     let addr = listener.local_addr()?;

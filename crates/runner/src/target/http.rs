@@ -19,6 +19,7 @@ pub struct HttpTarget {
     client: reqwest::blocking::Client,
     corr: u64,
     dialect: Dialect,
+    timeout: Duration,
 }
 
 /// Whether a URL's host is a loopback address (127.0.0.0/8, ::1, localhost).
@@ -57,7 +58,14 @@ impl HttpTarget {
             client,
             corr: 0,
             dialect: Dialect::Resonate,
+            timeout,
         })
+    }
+
+    /// Another connection to the same target, with the same dialect and
+    /// timeout (a client of a concurrent run). Its `corrId`s are its own.
+    pub fn fork(&self) -> Result<HttpTarget, TargetError> {
+        Ok(HttpTarget::any_host(&self.url, self.timeout)?.with_dialect(self.dialect))
     }
 
     /// The same target read through `dialect`.
@@ -135,6 +143,12 @@ impl HttpTarget {
     }
 }
 
+impl super::Client for HttpTarget {
+    fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError> {
+        Target::send(self, step)
+    }
+}
+
 impl Target for HttpTarget {
     fn describe(&self) -> String {
         self.url.clone()
@@ -189,6 +203,23 @@ impl Target for HttpTarget {
                 }
             }
         }
+    }
+
+    /// `debug.start` alone, on a fresh connection (the old one died with
+    /// the process).
+    fn resume(&mut self) -> Result<(), TargetError> {
+        *self = self.fork()?;
+        let env = self.call("debug.start", json!({}), None)?;
+        match envelope_status(&env) {
+            Some(200) => Ok(()),
+            s => Err(TargetError::NotDebug(format!("debug.start answered {s:?}"))),
+        }
+    }
+
+    fn clients(&mut self, n: usize) -> Result<Vec<Box<dyn super::Client>>, TargetError> {
+        (0..n)
+            .map(|_| Ok(Box::new(self.fork()?) as Box<dyn super::Client>))
+            .collect()
     }
 
     /// `debug.snap`: the target's whole state.

@@ -9,7 +9,7 @@ use serde_json::Value;
 use deviate::{Deviant, Deviation};
 use gen::{Op, Step};
 use model::api::Request;
-use model::state::ServerConfig;
+use model::state::{ServerConfig, Writes};
 use model::types::Time;
 use model::view::StateView;
 
@@ -67,6 +67,38 @@ impl LocalServer {
     pub fn tick(&mut self, now: Time) {
         self.machine.tick(now);
         self.machine.clear_hits();
+    }
+
+    /// [`LocalServer::handle`] as a handler that lost its lock runs it:
+    /// the checks and the computation see the state as it is now, the
+    /// state is left as it was, and the writes the handling made are
+    /// returned, to land later, blindly ([`LocalServer::write`]). The
+    /// server does not journal otherwise, so the journal is dropped after.
+    pub fn handle_deferred(&mut self, req: &Request, now: Time, corr_id: &str) -> (Value, Writes) {
+        let mark = self.machine.state.checkpoint();
+        let env = self.handle(req, now, corr_id);
+        let writes = self.machine.state.writes_since(mark);
+        self.machine.state.rollback(mark);
+        self.machine.state.commit();
+        (env, writes)
+    }
+
+    /// [`LocalServer::tick`] as a non-atomic handler runs it: what is due
+    /// now is fired on the current state, and the writes are returned
+    /// instead of kept.
+    pub fn tick_deferred(&mut self, now: Time) -> Writes {
+        let mark = self.machine.state.checkpoint();
+        self.tick(now);
+        let writes = self.machine.state.writes_since(mark);
+        self.machine.state.rollback(mark);
+        self.machine.state.commit();
+        writes
+    }
+
+    /// Land deferred writes: every key they name is overwritten, whatever
+    /// happened to it meanwhile (last writer wins).
+    pub fn write(&mut self, writes: &Writes) {
+        self.machine.state.apply_writes(writes);
     }
 
     /// Forget everything, keeping the configuration.

@@ -25,6 +25,13 @@ pub use error::TargetError;
 pub use http::{envelope_status, is_loopback_url, HttpTarget};
 pub use local::{LocalServer, LocalTarget};
 
+/// One client of a concurrent run: it only sends steps, on a connection of
+/// its own, from a thread of its own.
+pub trait Client: Send {
+    /// Send one step at its `now`, as [`Target::send`] does.
+    fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError>;
+}
+
 /// A server the runner drives: reset it, send it steps, read its state.
 pub trait Target {
     /// Where it is (a URL, or `in-process`), for messages and reports.
@@ -39,4 +46,21 @@ pub trait Target {
     fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError>;
     /// Its whole state, as `debug.snap` shows it.
     fn snap(&mut self) -> Result<Snap, TargetError>;
+    /// Back in debug mode after a restart, its state kept: `debug.start`
+    /// alone, never a wipe. A target the harness cannot restart says so.
+    fn resume(&mut self) -> Result<(), TargetError> {
+        Err(TargetError::Unreachable(format!(
+            "{} cannot be restarted by the harness",
+            self.describe()
+        )))
+    }
+    /// `n` clients that may send at once (a concurrent run). A target that
+    /// serves one caller at a time says so.
+    fn clients(&mut self, n: usize) -> Result<Vec<Box<dyn Client>>, TargetError> {
+        let _ = n;
+        Err(TargetError::Unreachable(format!(
+            "{} takes one client at a time; a concurrent run needs a server over HTTP",
+            self.describe()
+        )))
+    }
 }

@@ -1,0 +1,335 @@
+//! The linearizability search of one epoch, in the manner of Wing & Gong
+//! and Lowe as porcupine runs it: a depth-first search over the operations
+//! that may come next in real time, each tried against the model, with a
+//! memo of (operations linearized, model state) so no configuration is
+//! explored twice, and the model's undo journal for backtracking.
+//!
+//! Besides the operations, a move may fire one armed timeout due at the
+//! epoch's `now`: the spec lets the environment fire it at any moment after
+//! its deadline, so between any two operations any due subset may have
+//! fired, in any order. A tick operation fires, at its point, everything
+//! still due. An indeterminate operation (`info`) may take effect with any
+//! response, or never. A full linearization is accepted when the model's
+//! state equals the epoch's closing snapshot.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use deviate::Deviant;
+use gen::Op;
+use model::machine::Timer;
+use model::state::Mark;
+use model::view::StateView;
+
+use super::history::Operation;
+use crate::compare::{diff_state, normalize_response, StateDiff};
+use crate::snapshot::{Agreement, Snap};
+
+/// One move of a linearization.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Move {
+    /// The operation with this history id took effect.
+    Op(usize),
+    /// This due timer fired.
+    Fire(Timer),
+}
+
+/// An operation the model could not place where the search tried it: what
+/// the model answered there and what the target had answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Misfit {
+    /// The moves before it (the deepest partial order reached).
+    pub after: Vec<Move>,
+    /// The operation's history id.
+    pub op: usize,
+    /// The model's normalised response at that point.
+    pub model: Value,
+    /// The target's normalised response.
+    pub target: Value,
+}
+
+/// What one epoch's search found.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Accepted end states: the model after a full linearization that the
+    /// snapshot agrees with (`None`: the searched model itself, left in
+    /// that state, so a pinned epoch copies nothing), and the indeterminate
+    /// operations it left out.
+    pub ends: Vec<(Option<Deviant>, Vec<usize>)>,
+    /// The order of the first accepted end.
+    pub order: Vec<Move>,
+    /// Where the deepest failed attempts stopped (for the report).
+    pub misfits: Vec<Misfit>,
+    /// The state difference of the first full linearization the snapshot
+    /// refused, if one was reached.
+    pub state_refused: Option<(Vec<Move>, Vec<StateDiff>)>,
+    /// Configurations explored.
+    pub nodes: u64,
+    /// Configurations found again in the memo.
+    pub memo_hits: u64,
+    /// Whether the node budget ran out before the search was done.
+    pub truncated: bool,
+    /// Whether ends beyond [`EpochInput::max_ends`] may have been dropped.
+    pub dropped: bool,
+}
+
+/// The inputs of one epoch's search.
+pub struct EpochInput<'a> {
+    /// The candidates: this epoch's operations and the indeterminate ones
+    /// of earlier epochs that may still take effect.
+    pub ops: Vec<&'a Operation>,
+    /// The epoch's `now` (firings happen at it).
+    pub now: u64,
+    /// The closing snapshot, if state is compared.
+    pub snap: Option<&'a Snap>,
+    /// Components not compared.
+    pub skip: &'a [String],
+    /// Find every accepted end (the snapshot does not pin the state), not
+    /// just the first.
+    pub collect_all: bool,
+    /// Stop after this many configurations.
+    pub budget: u64,
+    /// With `collect_all`, stop once this many ends are found (the rest
+    /// are dropped, and [`Found::dropped`] says so).
+    pub max_ends: usize,
+}
+
+/// How many misfits a report keeps.
+const MAX_MISFITS: usize = 16;
+
+struct Search<'a> {
+    input: &'a EpochInput<'a>,
+    /// Bit i: `input.ops[i]` must be linearized (its outcome is known).
+    required: u128,
+    /// Completion per op; `u64::MAX` for indeterminate ones.
+    complete: Vec<u64>,
+    base: Mark,
+    memo: HashSet<(u128, u64)>,
+    path: Vec<Move>,
+    found: Found,
+    deepest: u32,
+    /// Set when enough ends were collected: unwind without accepting.
+    stop: bool,
+}
+
+/// Search one epoch from the model's current state. On success without
+/// `collect_all`, the model is left in the accepted end state (journal
+/// committed); otherwise it is left as it was.
+pub fn search_epoch(model: &mut Deviant, input: &EpochInput) -> Found {
+    assert!(
+        input.ops.len() <= 128,
+        "an epoch holds at most 128 operations"
+    );
+    let required = input
+        .ops
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.is_ok())
+        .fold(0u128, |m, (i, _)| m | 1 << i);
+    let complete = input
+        .ops
+        .iter()
+        .map(|o| o.complete.unwrap_or(u64::MAX))
+        .collect();
+    let base = model.state.checkpoint();
+    let mut s = Search {
+        input,
+        required,
+        complete,
+        base,
+        memo: HashSet::new(),
+        path: Vec::new(),
+        found: Found::default(),
+        deepest: 0,
+        stop: false,
+    };
+    let done = s.dfs(model, 0);
+    if done {
+        s.found.order = s.path.clone();
+        let left_out = s.left_out(s.linearized_on_path());
+        model.state.commit();
+        s.found.ends.push((None, left_out));
+    } else {
+        model.state.rollback(base);
+        model.state.commit();
+    }
+    s.found
+}
+
+impl Search<'_> {
+    /// Returns true when an end was accepted and the search should stop
+    /// (the model then stays in that state).
+    fn dfs(&mut self, model: &mut Deviant, lin: u128) -> bool {
+        let key = (lin, model.state.fingerprint_since(self.base));
+        if !self.memo.insert(key) {
+            self.found.memo_hits += 1;
+            return false;
+        }
+        self.found.nodes += 1;
+        if self.found.nodes > self.input.budget {
+            self.found.truncated = true;
+            return false;
+        }
+        if lin & self.required == self.required && self.accept(model, lin) {
+            return true;
+        }
+        if self.found.truncated || self.stop {
+            return false;
+        }
+        for i in self.candidates(lin) {
+            let mark = model.state.checkpoint();
+            if self.apply(model, i, lin) {
+                self.path.push(Move::Op(self.input.ops[i].id));
+                if self.dfs(model, lin | 1 << i) {
+                    return true;
+                }
+                self.path.pop();
+            }
+            model.state.rollback(mark);
+            if self.found.truncated || self.stop {
+                return false;
+            }
+        }
+        for t in model.due(self.input.now) {
+            let mark = model.state.checkpoint();
+            model.fire(&t, self.input.now);
+            self.path.push(Move::Fire(t));
+            if self.dfs(model, lin) {
+                return true;
+            }
+            self.path.pop();
+            model.state.rollback(mark);
+            if self.found.truncated || self.stop {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// The operations that may come next: not yet linearized, and invoked
+    /// before every other pending known operation completed.
+    fn candidates(&self, lin: u128) -> Vec<usize> {
+        let n = self.input.ops.len();
+        let open = |j: usize| lin & (1 << j) == 0;
+        // The two smallest completions among open required operations.
+        let (mut first, mut second) = ((u64::MAX, usize::MAX), u64::MAX);
+        for j in (0..n).filter(|&j| open(j) && self.required & (1 << j) != 0) {
+            let c = self.complete[j];
+            if c < first.0 {
+                second = first.0;
+                first = (c, j);
+            } else if c < second {
+                second = c;
+            }
+        }
+        (0..n)
+            .filter(|&i| open(i))
+            .filter(|&i| {
+                let bound = if first.1 == i { second } else { first.0 };
+                self.input.ops[i].invoke <= bound
+            })
+            .collect()
+    }
+
+    /// Apply candidate `i`; whether its response is the recorded one.
+    fn apply(&mut self, model: &mut Deviant, i: usize, lin: u128) -> bool {
+        let op = self.input.ops[i];
+        let now = op.step.now;
+        match &op.step.op {
+            Op::Tick => {
+                model.tick(now);
+                true
+            }
+            Op::Request(req) => {
+                let res = model.apply(req, now);
+                let Some(recorded) = op.response() else {
+                    return true; // indeterminate: any answer
+                };
+                let want = normalize_response(&model.encode(req, &res, "model"));
+                let got = normalize_response(recorded);
+                if want == got {
+                    return true;
+                }
+                self.misfit(lin, op.id, want, got);
+                false
+            }
+        }
+    }
+
+    fn misfit(&mut self, lin: u128, op: usize, model: Value, target: Value) {
+        let depth = lin.count_ones();
+        if depth > self.deepest {
+            self.deepest = depth;
+            self.found.misfits.clear();
+        }
+        if depth == self.deepest && self.found.misfits.len() < MAX_MISFITS {
+            self.found.misfits.push(Misfit {
+                after: self.path.clone(),
+                op,
+                model,
+                target,
+            });
+        }
+    }
+
+    /// At a full linearization: whether the snapshot agrees. With
+    /// `collect_all` the end is recorded and the search goes on.
+    fn accept(&mut self, model: &mut Deviant, lin: u128) -> bool {
+        if let Some(snap) = self.input.snap {
+            let diff = state_diff(model, snap, self.input.skip);
+            if !diff.is_empty() {
+                if self.found.state_refused.is_none() {
+                    self.found.state_refused = Some((self.path.clone(), diff));
+                }
+                return false;
+            }
+        }
+        if !self.input.collect_all {
+            return true;
+        }
+        let mut end = model.clone();
+        end.state.commit();
+        let left_out = self.left_out(lin);
+        if self.found.ends.is_empty() {
+            self.found.order = self.path.clone();
+        }
+        self.found.ends.push((Some(end), left_out));
+        if self.found.ends.len() >= self.input.max_ends {
+            self.found.dropped = true;
+            self.stop = true;
+        }
+        false
+    }
+
+    fn linearized_on_path(&self) -> u128 {
+        self.path
+            .iter()
+            .filter_map(|m| match m {
+                Move::Op(id) => self.input.ops.iter().position(|o| o.id == *id),
+                Move::Fire(_) => None,
+            })
+            .fold(0u128, |m, i| m | 1 << i)
+    }
+
+    /// The history ids of the operations an end leaves out (indeterminate
+    /// ones that never took effect).
+    fn left_out(&self, lin: u128) -> Vec<usize> {
+        (0..self.input.ops.len())
+            .filter(|i| lin & (1 << i) == 0)
+            .map(|i| self.input.ops[i].id)
+            .collect()
+    }
+}
+
+/// The model's state against a snapshot: empty when they agree (the typed
+/// fast path first, the keyed JSON diff on any difference).
+pub fn state_diff(model: &Deviant, snap: &Snap, skip: &[String]) -> Vec<StateDiff> {
+    let view = StateView::of(&model.state);
+    if let Agreement::Same { .. } = snap.agrees(&view, skip) {
+        return Vec::new();
+    }
+    let view = serde_json::to_value(view).expect("view serialises");
+    let mut skipped = std::collections::BTreeSet::new();
+    diff_state(&view, &snap.normalized(), skip, &mut skipped)
+}

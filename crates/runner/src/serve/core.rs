@@ -1,0 +1,115 @@
+//! What runs under the served model's one lock: the request pipeline
+//! ([`LocalServer`]) and, in persistent mode, its [`Log`], so a step is
+//! applied and logged in one critical section and the log's order is the
+//! order of application.
+
+use std::io;
+
+use gen::{Op, Step};
+use model::api::Request;
+use model::state::Writes;
+use model::types::Time;
+use model::view::StateView;
+use serde_json::Value as JsonValue;
+
+use super::log::Log;
+use crate::target::LocalServer;
+
+/// The served model and its log.
+#[derive(Debug)]
+pub(crate) struct Core {
+    server: LocalServer,
+    log: Option<Log>,
+}
+
+impl Core {
+    pub(crate) fn new(server: LocalServer, log: Option<Log>) -> Core {
+        Core { server, log }
+    }
+
+    /// Handle a request and log it; the envelope to answer. A step that
+    /// was applied but could not be logged answers 500: its durability is
+    /// not what the server claims.
+    pub(crate) fn handle(&mut self, req: &Request, now: Time, corr_id: &str) -> JsonValue {
+        let env = self.server.handle(req, now, corr_id);
+        let Some(log) = &mut self.log else {
+            return env;
+        };
+        let step = Step {
+            now,
+            op: Op::Request(req.clone()),
+        };
+        match log.append(&step) {
+            Ok(()) => env,
+            Err(e) => not_logged(req.kind(), corr_id, &e),
+        }
+    }
+
+    /// Fire what is due at `now` and log the tick.
+    pub(crate) fn tick(&mut self, now: Time) -> io::Result<()> {
+        self.server.tick(now);
+        match &mut self.log {
+            Some(log) => log.append(&Step { now, op: Op::Tick }),
+            None => Ok(()),
+        }
+    }
+
+    /// Forget everything, the log too.
+    pub(crate) fn reset(&mut self) -> io::Result<()> {
+        self.server.reset();
+        match &mut self.log {
+            Some(log) => log.truncate(),
+            None => Ok(()),
+        }
+    }
+
+    /// The state, as `debug.snap` shows it.
+    pub(crate) fn view(&self) -> StateView {
+        self.server.view()
+    }
+
+    /// A racy handler's check and computation
+    /// ([`LocalServer::handle_deferred`]). Races are not served with a log
+    /// (a log of steps cannot replay blind writes), so nothing is logged.
+    pub(crate) fn handle_deferred(
+        &mut self,
+        req: &Request,
+        now: Time,
+        corr_id: &str,
+    ) -> (JsonValue, Writes) {
+        self.server.handle_deferred(req, now, corr_id)
+    }
+
+    /// A racy tick's firing ([`LocalServer::tick_deferred`]).
+    pub(crate) fn tick_deferred(&mut self, now: Time) -> Writes {
+        self.server.tick_deferred(now)
+    }
+
+    /// Land a racy handler's writes.
+    pub(crate) fn write(&mut self, writes: &Writes) {
+        self.server.write(writes);
+    }
+
+    /// Write what the log holds back (`ack-before-log`).
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        match &mut self.log {
+            Some(log) => log.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether a background flush must run.
+    pub(crate) fn needs_flusher(&self) -> bool {
+        self.log.as_ref().is_some_and(Log::needs_flusher)
+    }
+}
+
+/// The 500 of a step applied but not logged.
+pub(crate) fn not_logged(kind: &str, corr_id: &str, e: &io::Error) -> JsonValue {
+    model::wire::response::error_envelope(
+        kind,
+        corr_id,
+        500,
+        &format!("the step was applied but could not be logged: {e}"),
+    )
+}

@@ -1,0 +1,215 @@
+//! Hunting the planted concurrency bugs: each race of the reference
+//! server (`serve::races`) and each durability bug of its persistent mode
+//! (`serve::durability`) in turn, with the concurrent run's defaults, as
+//! `conform mutants` hunts the sequential catalogue. A bug is found when a
+//! run ends in a history no order explains; the figures are the operations
+//! sent until then, the seconds, and the size of the shrunk history.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::process::ServerProcess;
+use super::{run, StressConfig, StressVerdict};
+use crate::lin::history;
+use crate::profile::Profile;
+use crate::serve::{self, durability, races, ServeOptions};
+use crate::target::HttpTarget;
+
+/// How a planted concurrency bug fared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hunted {
+    /// The bug's name.
+    pub name: String,
+    /// Its Lean line (a race), or the property it breaks (a durability bug).
+    pub spec: String,
+    /// Whether a run found it.
+    pub found: bool,
+    /// The seed of the run that found it.
+    pub seed: u64,
+    /// Operations sent until it was found (all runs).
+    pub ops: usize,
+    /// Seconds until it was found.
+    pub secs: f64,
+    /// Operations in the shrunk history (prefix and concurrent epoch).
+    pub shrunk_ops: Option<usize>,
+    /// Clients the shrunk history's concurrent epoch uses.
+    pub shrunk_clients: Option<usize>,
+}
+
+/// Hunt options.
+#[derive(Clone, Debug)]
+pub struct HuntOptions {
+    /// Runs per bug (seeds from 1), each of `epochs` epochs.
+    pub runs: u64,
+    /// Epochs per run.
+    pub epochs: usize,
+    /// Clients.
+    pub clients: usize,
+    /// Shrink time per found bug.
+    pub shrink_time: Duration,
+    /// Where histories go.
+    pub out_dir: PathBuf,
+    /// The `conform` binary, for the durability bugs' server processes.
+    pub conform: PathBuf,
+}
+
+/// Hunt every race (or those named).
+pub fn hunt_races(names: &[String], o: &HuntOptions, out: &mut dyn Write) -> Vec<Hunted> {
+    races::all()
+        .filter(|r| names.is_empty() || names.iter().any(|n| n == r.name))
+        .map(|r| {
+            let server = serve::spawn(ServeOptions {
+                races: vec![r.name.to_string()],
+                ..ServeOptions::default()
+            });
+            match server {
+                Ok(server) => {
+                    let url = server.url();
+                    hunt_one(r.name, r.spec, &url, None, 0, o, out)
+                }
+                Err(e) => {
+                    let _ = writeln!(out, "{}: could not serve: {e}", r.name);
+                    not_found(r.name, r.spec)
+                }
+            }
+        })
+        .collect()
+}
+
+/// Hunt every durability bug (or those named): `conform serve --log` with
+/// the bug, crashed and restarted by the run.
+pub fn hunt_durability(names: &[String], o: &HuntOptions, out: &mut dyn Write) -> Vec<Hunted> {
+    durability::ALL
+        .iter()
+        .filter(|b| names.is_empty() || names.iter().any(|n| n == b.name))
+        .map(|b| {
+            let dir = o
+                .out_dir
+                .join(format!("log-{}-{}", b.name, std::process::id()));
+            let _ = std::fs::create_dir_all(&dir);
+            let port = match free_port() {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = writeln!(out, "{}: no port: {e}", b.name);
+                    return not_found(b.name, b.breaks);
+                }
+            };
+            let url = format!("http://127.0.0.1:{port}");
+            let cmd = format!(
+                "{} serve --port {port} --log {} --durability-bug {}",
+                o.conform.display(),
+                dir.join("server.log").display(),
+                b.name
+            );
+            hunt_one(b.name, b.breaks, &url, Some(&cmd), 20, o, out)
+        })
+        .collect()
+}
+
+fn not_found(name: &str, spec: &str) -> Hunted {
+    Hunted {
+        name: name.to_string(),
+        spec: spec.to_string(),
+        found: false,
+        seed: 0,
+        ops: 0,
+        secs: 0.0,
+        shrunk_ops: None,
+        shrunk_clients: None,
+    }
+}
+
+fn free_port() -> std::io::Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+fn hunt_one(
+    name: &str,
+    spec: &str,
+    url: &str,
+    server_cmd: Option<&str>,
+    crash_pct: u64,
+    o: &HuntOptions,
+    out: &mut dyn Write,
+) -> Hunted {
+    let started = Instant::now();
+    let mut h = not_found(name, spec);
+    let mut process = match server_cmd.map(|c| ServerProcess::start(c, url)) {
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            let _ = writeln!(out, "{name}: {e}");
+            return h;
+        }
+        None => None,
+    };
+    for seed in 1..=o.runs {
+        let Ok(mut target) = HttpTarget::new(url, Duration::from_secs(5)) else {
+            break;
+        };
+        let mut cfg = StressConfig::new(url, Profile::default(), Vec::new());
+        cfg.seed = seed;
+        cfg.clients = o.clients;
+        cfg.epochs = o.epochs;
+        cfg.out_dir = o.out_dir.clone();
+        cfg.shrink_time = o.shrink_time;
+        cfg.crash_pct = crash_pct;
+        cfg.server_cmd = server_cmd.map(str::to_string);
+        let mut log = Vec::new();
+        let r = run(&cfg, &mut target, process.as_mut(), &mut log);
+        h.ops += r.ops;
+        if let StressVerdict::NotLinearizable { shrunk, .. } = r.verdict {
+            h.found = true;
+            h.seed = seed;
+            h.secs = started.elapsed().as_secs_f64();
+            if let Some((ops, clients)) = shrunk.as_deref().and_then(size_of) {
+                h.shrunk_ops = Some(ops);
+                h.shrunk_clients = Some(clients);
+            }
+            break;
+        }
+    }
+    if !h.found {
+        h.secs = started.elapsed().as_secs_f64();
+    }
+    h
+}
+
+/// Operations of a saved history and the clients of its last epoch.
+fn size_of(path: &Path) -> Option<(usize, usize)> {
+    let h = history::parse(&std::fs::read_to_string(path).ok()?).ok()?;
+    let last = h.epochs.last()?;
+    let mut clients: Vec<usize> = last.ops.iter().map(|o| o.client).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    Some((h.len(), clients.len()))
+}
+
+/// The table of a hunt.
+pub fn table(rows: &[Hunted]) -> String {
+    let mut s = format!(
+        "{:<32} {:<48} {:>6} {:>5} {:>7} {:>7} {:>8}\n",
+        "bug", "Lean line or property", "found", "seed", "ops", "secs", "shrunk"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{:<32} {:<48} {:>6} {:>5} {:>7} {:>7.2} {:>8}\n",
+            r.name,
+            r.spec,
+            if r.found { "yes" } else { "NO" },
+            if r.found {
+                r.seed.to_string()
+            } else {
+                "-".into()
+            },
+            r.ops,
+            r.secs,
+            r.shrunk_ops.map_or("-".into(), |n| format!(
+                "{n} ops/{}c",
+                r.shrunk_clients.unwrap_or(0)
+            )),
+        ));
+    }
+    s
+}

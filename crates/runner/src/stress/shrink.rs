@@ -1,0 +1,225 @@
+//! Shrinking a history no order explains, by re-running it: a *scenario*
+//! is the sequential prefix that rebuilds the failing epoch's start state
+//! (an order the checker found for the epochs before it) and the failing
+//! epoch's operations, client by client. A candidate scenario is kept when
+//! re-running it (up to [`StressConfig::attempts`] times: a race shows only
+//! in some interleavings) ends in an epoch no order explains, at its last
+//! epoch. Passes: drop prefix chunks, halves first down to single steps
+//! (the sequential shrinker's `delete_chunks`); drop concurrent operations
+//! one at a time (fewer operations, then fewer clients). Repeated until a
+//! round gains nothing or the time budget ends.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use gen::Step;
+
+use super::process::ServerProcess;
+use super::{crash_one, run_one, Clock, StressConfig, CRASH_AFTER};
+use crate::lin::history::{History, HistoryHeader};
+use crate::lin::{Failure, Linearizer, Verdict};
+use crate::target::{Client, Target};
+
+/// What is re-run: a prefix, then one concurrent epoch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scenario {
+    /// Sequential steps, each epoch one `now`.
+    pub prefix: Vec<Step>,
+    /// The concurrent epoch's `now`.
+    pub now: u64,
+    /// Its operations, per client.
+    pub queues: Vec<Vec<Step>>,
+    /// Whether the target is killed and restarted after them, before the
+    /// barrier (the failing epoch crashed).
+    pub crash: bool,
+}
+
+impl Scenario {
+    /// The scenario of a failure: its prefix, and its epoch's operations
+    /// (without the indeterminate ones of earlier epochs) per client.
+    pub fn of(f: &Failure, clients: usize, crash: bool) -> Scenario {
+        let mut queues = vec![Vec::new(); clients];
+        for op in f.ops.iter().filter(|o| o.epoch == f.epoch) {
+            queues[op.client].push(op.step.clone());
+        }
+        Scenario {
+            prefix: f.prefix.clone(),
+            now: f.now,
+            queues,
+            crash,
+        }
+    }
+
+    /// Its size: operations, then clients used.
+    fn size(&self) -> (usize, usize) {
+        let ops = self.prefix.len() + self.queues.iter().map(Vec::len).sum::<usize>();
+        (ops, self.queues.iter().filter(|q| !q.is_empty()).count())
+    }
+}
+
+/// Re-run `s` once from a wiped target: its history, and whether its last
+/// epoch is one no order explains (an earlier failing epoch is another
+/// departure: not this one).
+pub fn run_scenario(
+    cfg: &StressConfig,
+    target: &mut dyn Target,
+    process: Option<&mut ServerProcess>,
+    clients: &mut Vec<Box<dyn Client>>,
+    header: &HistoryHeader,
+    s: &Scenario,
+) -> Option<(History, bool)> {
+    target.reset().ok()?;
+    let clock = Clock::start();
+    let mut h = History::new(header.clone());
+    let mut lin = Linearizer::new(cfg.model(), &cfg.profile.skip_components, cfg.lin);
+    let mut groups: Vec<(u64, Vec<Vec<Step>>)> = Vec::new();
+    for step in &s.prefix {
+        match groups.last_mut() {
+            Some((now, q)) if *now == step.now => q[0].push(step.clone()),
+            _ => {
+                let mut q = vec![Vec::new(); clients.len()];
+                q[0].push(step.clone());
+                groups.push((step.now, q));
+            }
+        }
+    }
+    groups.push((s.now, s.queues.clone()));
+    let last = groups.len() - 1;
+    let mut process = process;
+    for (i, (now, queues)) in groups.iter().enumerate() {
+        let epoch = match process.as_deref_mut().filter(|_| i == last && s.crash) {
+            // The crash comes after the operations: what they acknowledged
+            // must survive it.
+            Some(p) => {
+                let e = crash_one(
+                    clients,
+                    target,
+                    p,
+                    CRASH_AFTER,
+                    queues,
+                    i,
+                    *now,
+                    &mut h,
+                    clock,
+                    cfg,
+                )
+                .ok()?;
+                *clients = target.clients(clients.len()).ok()?;
+                e
+            }
+            None => run_one(clients, target, queues, i, *now, h.len(), clock, cfg).ok()?,
+        };
+        h.epochs.push(epoch);
+    }
+    // Checked after the run, so the re-run's timing is the target's alone
+    // (a deferred flush, a race window) and not the checker's.
+    for (i, epoch) in h.epochs.iter().enumerate() {
+        match lin.check_epoch(epoch) {
+            Ok(()) => {}
+            Err(Verdict::NotLinearizable(_)) => return Some((h.clone(), i == last)),
+            Err(_) => return None,
+        }
+    }
+    Some((h, false))
+}
+
+/// Shrink the failure by re-running; the shrunk history's path when the
+/// failure reproduced.
+pub fn shrink(
+    cfg: &StressConfig,
+    target: &mut dyn Target,
+    mut process: Option<&mut ServerProcess>,
+    f: &Failure,
+    crashed: bool,
+    header: &HistoryHeader,
+    out: &mut dyn Write,
+) -> Option<PathBuf> {
+    let mut clients = target.clients(cfg.clients).ok()?;
+    let deadline = Instant::now() + cfg.shrink_time;
+    let mut reproduce = |s: &Scenario| -> Option<History> {
+        for _ in 0..cfg.attempts.max(1) {
+            match run_scenario(cfg, target, process.as_deref_mut(), &mut clients, header, s) {
+                Some((h, true)) => return Some(h),
+                Some((_, false)) => continue,
+                None => return None,
+            }
+        }
+        None
+    };
+    let mut best = Scenario::of(f, cfg.clients, crashed);
+    let Some(mut best_history) = reproduce(&best) else {
+        let _ = writeln!(
+            out,
+            "shrink: the failing epoch did not show again in {} re-runs; the whole history is saved",
+            cfg.attempts
+        );
+        return None;
+    };
+    loop {
+        let before = best.size();
+        // Prefix chunks, halves first.
+        let mut chunk = best.prefix.len().div_ceil(2).max(1);
+        while chunk >= 1 && !best.prefix.is_empty() {
+            let mut start = 0;
+            while start < best.prefix.len() {
+                if Instant::now() > deadline {
+                    break;
+                }
+                let mut c = best.clone();
+                let end = (start + chunk).min(c.prefix.len());
+                c.prefix.drain(start..end);
+                match reproduce(&c) {
+                    Some(h) => {
+                        best = c;
+                        best_history = h;
+                    }
+                    None => start += chunk,
+                }
+            }
+            if chunk == 1 {
+                break;
+            }
+            chunk /= 2;
+        }
+        // Concurrent operations, one at a time.
+        let mut client = 0;
+        while client < best.queues.len() {
+            let mut i = 0;
+            while i < best.queues[client].len() {
+                if Instant::now() > deadline {
+                    break;
+                }
+                let mut c = best.clone();
+                c.queues[client].remove(i);
+                match reproduce(&c) {
+                    Some(h) => {
+                        best = c;
+                        best_history = h;
+                    }
+                    None => i += 1,
+                }
+            }
+            client += 1;
+        }
+        if best.size() >= before || Instant::now() > deadline {
+            break;
+        }
+    }
+    let (ops, clients_used) = best.size();
+    let path = super::save(&best_history, &cfg.out_dir, cfg.seed).ok()?;
+    let shrunk = path.with_file_name(
+        path.file_name()?
+            .to_string_lossy()
+            .replace(".history.ndjson", ".shrunk.history.ndjson"),
+    );
+    std::fs::rename(&path, &shrunk).ok()?;
+    let _ = super::html::write_beside(&shrunk, &best_history, None);
+    let _ = writeln!(
+        out,
+        "shrunk to {ops} operations ({} before the concurrent epoch) on {clients_used} clients: {}",
+        best.prefix.len(),
+        shrunk.display()
+    );
+    Some(shrunk)
+}

@@ -1,0 +1,508 @@
+//! The linearizability checker on hand-built histories: responses computed
+//! by a model playing the server in one order, intervals chosen by hand.
+//! Each tolerance is tested both ways: what an allowed order or firing
+//! explains passes, what none explains fails (and says where).
+
+use std::collections::BTreeMap;
+
+use deviate::Deviant;
+use gen::{Op, Step};
+use model::api::*;
+use model::state::ServerConfig;
+use model::view::StateView;
+use runner::lin::history::{Barrier, Epoch, History, HistoryHeader, Operation, Outcome, FORMAT};
+use runner::lin::{check, LinOptions, Verdict};
+use serde_json::{json, Map, Value};
+
+const NOW: u64 = 1_000_000;
+
+fn model() -> Deviant {
+    Deviant::new(ServerConfig::default(), Vec::new())
+}
+
+fn header(clients: usize) -> HistoryHeader {
+    HistoryHeader {
+        kind: "header".into(),
+        format: FORMAT.into(),
+        harness: "conform test".into(),
+        spec: model::SPEC_COMMIT.into(),
+        seed: None,
+        clients,
+        target: "hand-built".into(),
+        options: Map::new(),
+    }
+}
+
+fn target_tags() -> BTreeMap<String, String> {
+    [("resonate:target".to_string(), "http://w".to_string())].into()
+}
+
+fn task_create(id: &str, pid: &str) -> Request {
+    Request::TaskCreate(TaskCreateReq {
+        pid: pid.into(),
+        ttl: 60_000,
+        action: PromiseCreateReq {
+            id: id.into(),
+            timeout_at: NOW + 600_000,
+            param: Default::default(),
+            tags: target_tags(),
+        },
+    })
+}
+
+fn promise_create(id: &str, timeout_at: u64) -> Request {
+    Request::PromiseCreate(PromiseCreateReq {
+        id: id.into(),
+        timeout_at,
+        param: Default::default(),
+        tags: Default::default(),
+    })
+}
+
+/// A promise with a target: its timeout is armed (one without a target,
+/// not a timer, has none in the spec).
+fn armed_create(id: &str, timeout_at: u64) -> Request {
+    Request::PromiseCreate(PromiseCreateReq {
+        id: id.into(),
+        timeout_at,
+        param: Default::default(),
+        tags: target_tags(),
+    })
+}
+
+fn get(id: &str) -> Request {
+    Request::PromiseGet(PromiseGetReq { id: id.into() })
+}
+
+fn release(id: &str, version: u64) -> Request {
+    Request::TaskRelease(TaskReleaseReq {
+        id: id.into(),
+        version,
+    })
+}
+
+fn acquire(id: &str, version: u64, pid: &str) -> Request {
+    Request::TaskAcquire(TaskAcquireReq {
+        id: id.into(),
+        version,
+        pid: pid.into(),
+        ttl: 60_000,
+    })
+}
+
+/// One operation as the server answered it when applied in `m` now.
+struct Planned {
+    client: usize,
+    req: Option<Request>,
+    invoke: u64,
+    complete: Option<u64>,
+}
+
+fn op(client: usize, req: Request, invoke: u64, complete: u64) -> Planned {
+    Planned {
+        client,
+        req: Some(req),
+        invoke,
+        complete: Some(complete),
+    }
+}
+
+fn tick(client: usize, invoke: u64, complete: u64) -> Planned {
+    Planned {
+        client,
+        req: None,
+        invoke,
+        complete: Some(complete),
+    }
+}
+
+/// An epoch at `now` whose responses are the server model's in the order
+/// `server_order` (indices into `ops`), and whose snapshot is the server
+/// model's state after it. `ops[i].complete == None` makes it indeterminate
+/// (still applied by the server when in `server_order`).
+fn epoch(
+    server: &mut Deviant,
+    index: usize,
+    first_id: usize,
+    now: u64,
+    ops: Vec<Planned>,
+    server_order: &[usize],
+) -> Epoch {
+    let mut res: Vec<Option<Value>> = vec![None; ops.len()];
+    for &i in server_order {
+        if let Some(r) = &ops[i].req {
+            let out = server.apply(r, now);
+            res[i] = Some(server.encode(r, &out, "s"));
+        } else {
+            server.tick(now);
+        }
+    }
+    let snap = serde_json::to_value(StateView::of(&server.state)).unwrap();
+    let ops = ops
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| Operation {
+            id: first_id + i,
+            client: p.client,
+            epoch: index,
+            step: Step {
+                now,
+                op: p.req.map_or(Op::Tick, Op::Request),
+            },
+            invoke: p.invoke,
+            complete: p.complete,
+            outcome: match p.complete {
+                Some(_) => Outcome::Ok(res[i].take()),
+                None => Outcome::Info("timed out".into()),
+            },
+        })
+        .collect();
+    Epoch {
+        index,
+        now,
+        ops,
+        crashed: false,
+        barrier: Some(Barrier {
+            epoch: index,
+            now,
+            at: u64::MAX / 2,
+            snap: Some(snap),
+        }),
+    }
+}
+
+fn history(clients: usize, epochs: Vec<Epoch>) -> History {
+    History {
+        header: header(clients),
+        epochs,
+        faults: Vec::new(),
+    }
+}
+
+fn verdict(h: &History) -> Verdict {
+    let checked = check(h, model(), &[], LinOptions::default());
+    checked.verdict
+}
+
+fn linearizable(h: &History) -> bool {
+    matches!(verdict(h), Verdict::Linearizable)
+}
+
+#[test]
+fn a_sequential_history_of_the_model_is_linearizable() {
+    let mut s = model();
+    let e = epoch(
+        &mut s,
+        0,
+        0,
+        NOW,
+        vec![
+            op(0, task_create("a", "w1"), 0, 10),
+            op(1, task_create("b", "w2"), 20, 30),
+            op(0, get("a"), 40, 50),
+        ],
+        &[0, 1, 2],
+    );
+    assert!(linearizable(&history(2, vec![e])));
+}
+
+#[test]
+fn overlapping_operations_are_reordered_to_fit() {
+    // The server created `a` before the get that overlaps it, though the
+    // get was invoked first: an order exists.
+    let mut s = model();
+    let e = epoch(
+        &mut s,
+        0,
+        0,
+        NOW,
+        vec![
+            op(0, get("a"), 0, 100),
+            op(1, promise_create("a", NOW + 5000), 10, 20),
+        ],
+        &[1, 0],
+    );
+    assert!(linearizable(&history(2, vec![e])));
+}
+
+#[test]
+fn real_time_order_is_kept() {
+    // The same answers, but the get completed before the create began:
+    // no order consistent with real time gives them.
+    let mut s = model();
+    let e = epoch(
+        &mut s,
+        0,
+        0,
+        NOW,
+        vec![
+            op(0, get("a"), 0, 5),
+            op(1, promise_create("a", NOW + 5000), 10, 20),
+        ],
+        &[1, 0],
+    );
+    match verdict(&history(2, vec![e])) {
+        Verdict::NotLinearizable(f) => {
+            assert_eq!(f.epoch, 0);
+            assert!(f.window.until.is_some(), "the responses cannot be ordered");
+            assert!(!f.misfits.is_empty());
+        }
+        v => panic!("expected not linearizable, got {v:?}"),
+    }
+}
+
+/// Two acquires of one task version both won: the lost lock.
+fn double_acquire() -> History {
+    let mut s = model();
+    let e0 = epoch(
+        &mut s,
+        0,
+        0,
+        NOW,
+        vec![op(0, task_create("a", "w0"), 0, 10)],
+        &[0],
+    );
+    let e1 = epoch(&mut s, 1, 1, NOW, vec![op(0, release("a", 1), 0, 10)], &[0]);
+    // The racy server: both acquires read version 1 pending; both won.
+    let mut racy = s.clone();
+    let mut other = s.clone();
+    let a1 = acquire("a", 1, "w1");
+    let a2 = acquire("a", 1, "w2");
+    let r1 = racy.apply(&a1, NOW);
+    let r2 = other.apply(&a2, NOW);
+    let snap = serde_json::to_value(StateView::of(&other.state)).unwrap();
+    let mk = |id, client, req: Request, r: &Response, m: &Deviant| Operation {
+        id,
+        client,
+        epoch: 2,
+        step: Step {
+            now: NOW,
+            op: Op::Request(req.clone()),
+        },
+        invoke: 100 + client as u64,
+        complete: Some(200 + client as u64),
+        outcome: Outcome::Ok(Some(m.encode(&req, r, "s"))),
+    };
+    let e2 = Epoch {
+        index: 2,
+        now: NOW,
+        ops: vec![
+            mk(2, 0, a1.clone(), &r1, &racy),
+            mk(3, 1, a2.clone(), &r2, &other),
+        ],
+        crashed: false,
+        barrier: Some(Barrier {
+            epoch: 2,
+            now: NOW,
+            at: 1000,
+            snap: Some(snap),
+        }),
+    };
+    history(2, vec![e0, e1, e2])
+}
+
+#[test]
+fn two_acquires_that_both_win_are_not_linearizable() {
+    match verdict(&double_acquire()) {
+        Verdict::NotLinearizable(f) => {
+            assert_eq!(f.epoch, 2);
+            assert_eq!(f.window.ops, vec![2, 3]);
+            // Both orders were tried and shown: in each, the second acquire
+            // gets a 409 where the target said 200.
+            assert_eq!(f.orders.len(), 2);
+            assert!(f.orders.iter().all(|o| o.first_misfit == Some(1)));
+            assert_eq!(f.prefix.len(), 2, "the prefix rebuilds the start state");
+        }
+        v => panic!("expected not linearizable, got {v:?}"),
+    }
+}
+
+#[test]
+fn a_history_survives_its_file_and_is_judged_the_same() {
+    let h = double_acquire();
+    let back = runner::lin::history::parse(&h.to_ndjson()).unwrap();
+    assert_eq!(back, h);
+    assert!(matches!(verdict(&back), Verdict::NotLinearizable(_)));
+}
+
+#[test]
+fn an_indeterminate_operation_may_have_taken_effect_or_not() {
+    for applied in [true, false] {
+        let mut s = model();
+        let ops = vec![
+            Planned {
+                client: 0,
+                req: Some(promise_create("a", NOW + 5000)),
+                invoke: 0,
+                complete: None,
+            },
+            op(1, get("b"), 10, 20),
+        ];
+        let order: &[usize] = if applied { &[0, 1] } else { &[1] };
+        let e = epoch(&mut s, 0, 0, NOW, ops, order);
+        assert!(linearizable(&history(2, vec![e])), "applied: {applied}");
+    }
+}
+
+#[test]
+fn an_indeterminate_operation_may_take_effect_in_a_later_epoch() {
+    let mut s = model();
+    let e0 = epoch(
+        &mut s,
+        0,
+        0,
+        NOW,
+        vec![Planned {
+            client: 0,
+            req: Some(promise_create("a", NOW + 5000)),
+            invoke: 0,
+            complete: None,
+        }],
+        &[],
+    );
+    // The late request lands during epoch 1: the get sees it.
+    let late = promise_create("a", NOW + 5000);
+    s.apply(&late, NOW);
+    let e1 = epoch(&mut s, 1, 1, NOW + 10, vec![op(1, get("a"), 10, 20)], &[0]);
+    assert!(linearizable(&history(2, vec![e0, e1])));
+}
+
+#[test]
+fn a_due_timeout_may_fire_between_operations_but_one_not_due_may_not() {
+    // The server fired `a`'s timeout on its own before the get: allowed, it
+    // is due.
+    let mut s = model();
+    let e0 = epoch(
+        &mut s,
+        0,
+        0,
+        NOW,
+        vec![op(0, armed_create("a", NOW + 50), 0, 10)],
+        &[0],
+    );
+    let mut fired = s.clone();
+    let t = model::machine::Timer::Promise("a".into());
+    fired.fire(&t, NOW + 50);
+    let e1 = epoch(
+        &mut fired,
+        1,
+        1,
+        NOW + 50,
+        vec![op(0, get("a"), 0, 10)],
+        &[0],
+    );
+    assert!(linearizable(&history(1, vec![e0.clone(), e1])));
+    // Without a target no timeout is armed: firing one explains nothing.
+    let mut s = model();
+    let e0 = epoch(
+        &mut s,
+        0,
+        0,
+        NOW,
+        vec![op(0, promise_create("a", NOW + 50), 0, 10)],
+        &[0],
+    );
+    let mut unarmed = s.clone();
+    unarmed.fire(&t, NOW + 50);
+    let e1 = epoch(
+        &mut unarmed,
+        1,
+        1,
+        NOW + 50,
+        vec![op(0, get("a"), 0, 10)],
+        &[0],
+    );
+    assert!(!linearizable(&history(1, vec![e0, e1])));
+    // At NOW + 49 it is not due: firing it explains nothing the spec allows.
+    let mut s = model();
+    let e0 = epoch(
+        &mut s,
+        0,
+        0,
+        NOW,
+        vec![op(0, armed_create("a", NOW + 50), 0, 10)],
+        &[0],
+    );
+    let mut early = s.clone();
+    early.fire(&t, NOW + 50);
+    let e1 = epoch(
+        &mut early,
+        1,
+        1,
+        NOW + 49,
+        vec![op(0, get("a"), 0, 10)],
+        &[0],
+    );
+    assert!(!linearizable(&history(1, vec![e0, e1])));
+}
+
+#[test]
+fn a_tick_fires_everything_due_at_its_point() {
+    let mut s = model();
+    let e0 = epoch(
+        &mut s,
+        0,
+        0,
+        NOW,
+        vec![op(0, armed_create("a", NOW + 50), 0, 10)],
+        &[0],
+    );
+    // The get overlaps the tick: it may see the promise pending or timed out.
+    for order in [[0usize, 1], [1, 0]] {
+        let mut t = s.clone();
+        let e1 = epoch(
+            &mut t,
+            1,
+            1,
+            NOW + 60,
+            vec![tick(0, 0, 100), op(1, get("a"), 10, 20)],
+            &order,
+        );
+        assert!(linearizable(&history(2, vec![e0.clone(), e1])), "{order:?}");
+    }
+}
+
+#[test]
+fn a_state_no_order_reaches_is_not_linearizable() {
+    let mut s = model();
+    let mut e = epoch(
+        &mut s,
+        0,
+        0,
+        NOW,
+        vec![op(0, promise_create("a", NOW + 5000), 0, 10)],
+        &[0],
+    );
+    // The snapshot lost the promise the create acknowledged.
+    let b = e.barrier.as_mut().unwrap();
+    b.snap = Some(json!({
+        "promises": [], "promiseTimeouts": [], "callbacks": [], "listeners": [],
+        "tasks": [], "taskTimeouts": [], "messages": [], "schedules": [],
+        "scheduleTimeouts": [], "resumes": []
+    }));
+    match verdict(&history(1, vec![e])) {
+        Verdict::NotLinearizable(f) => {
+            assert_eq!(
+                f.window.until, None,
+                "the responses fit; the state does not"
+            );
+            assert!(f.state_refused.is_some());
+        }
+        v => panic!("expected not linearizable, got {v:?}"),
+    }
+}
+
+#[test]
+fn the_search_budget_gives_undecided_never_green() {
+    let h = double_acquire();
+    let opts = LinOptions {
+        budget: 1,
+        ..LinOptions::default()
+    };
+    let checked = check(&h, model(), &[], opts);
+    assert!(
+        matches!(checked.verdict, Verdict::Undecided { .. }),
+        "{:?}",
+        checked.verdict
+    );
+}
