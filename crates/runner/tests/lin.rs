@@ -506,3 +506,63 @@ fn the_search_budget_gives_undecided_never_green() {
         checked.verdict
     );
 }
+
+/// The timeline of a failing history, rendered by headless Chromium: the
+/// page loads as a self-contained file and shows the failing epoch, the
+/// two acquires, and the one the search could not place in red. Skipped
+/// where Chromium is not installed, unless `CONFORM_REQUIRE_CHROMIUM=1`
+/// (as `.ci/run` sets it).
+#[test]
+fn the_timeline_renders_in_headless_chromium() {
+    let chromium = ["chromium", "chromium-browser"].into_iter().find(|c| {
+        std::process::Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(chromium) = chromium else {
+        assert!(
+            std::env::var_os("CONFORM_REQUIRE_CHROMIUM").is_none(),
+            "CONFORM_REQUIRE_CHROMIUM is set but chromium is not installed"
+        );
+        eprintln!("SKIPPED: the timeline test needs chromium (apt-get install chromium)");
+        return;
+    };
+    let h = double_acquire();
+    let Verdict::NotLinearizable(f) = verdict(&h) else {
+        panic!("the double acquire is not linearizable")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("h.history.ndjson");
+    std::fs::write(&file, h.to_ndjson()).unwrap();
+    let page = runner::stress::html::write_beside(&file, &h, Some(&f)).unwrap();
+    let profile = dir.path().join("chromium-profile");
+    let out = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(dom.contains("no order explains it"), "{dom}");
+    assert_eq!(
+        dom.matches("<g class=\"op ").count(),
+        4,
+        "every operation drawn: {dom}"
+    );
+    assert!(
+        dom.contains("class=\"op misfit\""),
+        "the misplaced acquire in red: {dom}"
+    );
+    assert!(dom.contains("section class=\"epoch failing\""), "{dom}");
+}

@@ -281,8 +281,11 @@ pub fn render(f: &Failure) -> String {
         for d in diff.iter().take(8) {
             let _ = writeln!(
                 s,
-                "    {} {}: model {:?} target {:?}",
-                d.component, d.key, d.model, d.target
+                "    {} {}: model {} target {}",
+                d.component,
+                d.key,
+                Value::Array(d.model.clone()),
+                Value::Array(d.target.clone())
             );
         }
     }
