@@ -14,6 +14,8 @@ use model::view::{
     CallbackView, IdTimeout, ListenerView, MessageView, ResumeView, StateView, TaskTimeoutView,
 };
 
+use crate::target::{AnswerHead, HeadFields};
+
 /// The snapshot components, each absent when the target does not report it.
 #[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -40,8 +42,14 @@ pub struct Components {
     resumes: Option<Vec<ResumeView>>,
 }
 
+/// A whole `debug.snap` answer read at once: its head (judged by the
+/// target, [`crate::target::AnswerHead`]) and its typed components.
 #[derive(Deserialize)]
 struct Envelope {
+    #[serde(default)]
+    kind: Value,
+    #[serde(default)]
+    head: HeadFields,
     data: Components,
 }
 
@@ -55,26 +63,35 @@ pub struct Snap {
 }
 
 impl Snap {
-    /// From a whole response envelope's bytes (status already checked).
-    pub fn from_envelope(body: &[u8]) -> Result<Snap, String> {
-        let typed = serde_json::from_slice::<Envelope>(body)
-            .ok()
-            .map(|e| e.data);
-        let json = OnceCell::new();
-        if typed.is_none() {
-            let v: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-            let data = v
-                .get("data")
-                .filter(|d| d.is_object())
-                .cloned()
-                .ok_or("no object `data`")?;
-            let _ = json.set(data);
+    /// From a whole response envelope's bytes: its head, for the target to
+    /// judge, and the snapshot in its `data`.
+    pub fn from_envelope(body: &[u8]) -> Result<(AnswerHead, Snap), String> {
+        if let Ok(e) = serde_json::from_slice::<Envelope>(body) {
+            let head = AnswerHead {
+                kind: e.kind,
+                head: e.head,
+            };
+            let snap = Snap {
+                data: body.to_vec(),
+                typed: Some(e.data),
+                json: OnceCell::new(),
+            };
+            return Ok((head, snap));
         }
-        Ok(Snap {
+        let v: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        let data = v
+            .get("data")
+            .filter(|d| d.is_object())
+            .cloned()
+            .ok_or("no object `data`")?;
+        let json = OnceCell::new();
+        let _ = json.set(data);
+        let snap = Snap {
             data: body.to_vec(),
-            typed,
+            typed: None,
             json,
-        })
+        };
+        Ok((AnswerHead::of(&v), snap))
     }
 
     /// From the model's own view (an in-process target): typed, no JSON.
@@ -273,7 +290,8 @@ mod tests {
     #[test]
     fn a_body_that_does_not_fit_the_types_is_still_read_as_json() {
         let body = br#"{"kind":"debug.snap","head":{"status":200},"data":{"promises":[{"id":1}]}}"#;
-        let snap = Snap::from_envelope(body).unwrap();
+        let (head, snap) = Snap::from_envelope(body).unwrap();
+        assert_eq!(head.status(), Some(200));
         assert_eq!(snap.agrees(&view(), &[]), Agreement::Untyped);
         assert_eq!(snap.json()["promises"][0]["id"], json!(1));
     }

@@ -10,6 +10,7 @@
 //! expects. A target reports what it did; the checker judges it.
 
 mod dialect;
+mod envelope;
 mod error;
 mod http;
 mod local;
@@ -21,6 +22,7 @@ use gen::Step;
 use crate::snapshot::Snap;
 
 pub use dialect::Dialect;
+pub use envelope::{AnswerHead, EnvelopeDeparture, EnvelopeField, HeadFields};
 pub use error::TargetError;
 pub use http::{envelope_status, is_loopback_url, HttpTarget};
 pub use local::{LocalServer, LocalTarget};
@@ -39,4 +41,14 @@ pub trait Target {
     fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError>;
     /// Its whole state, as `debug.snap` shows it.
     fn snap(&mut self) -> Result<Snap, TargetError>;
+    /// The envelope departures of its answers since the last call: fields
+    /// of well-formed answers that break the protocol's envelope rules
+    /// (`corrId`, `kind`, `version`, the HTTP status; see
+    /// [`EnvelopeDeparture`]). The step loop asks after every step, so each
+    /// is judged as a divergence of the step it belongs to; those of
+    /// [`Target::start`]'s answers go with the case's first step. A target
+    /// with no wire (in process) has none.
+    fn departures(&mut self) -> Vec<EnvelopeDeparture> {
+        Vec::new()
+    }
 }
