@@ -265,6 +265,57 @@ fn check_refuses_a_file_with_nothing_to_compare() {
 }
 
 #[test]
+fn a_now_the_wire_cannot_carry_is_refused_naming_file_line_and_field() {
+    // `now` is sent as `resonate:debug_time`, an i64 on the wire: the
+    // reader refuses what the codec cannot send, rather than the replay
+    // blaming the reference server for it.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("late.ndjson");
+    let max = i64::MAX as u64;
+    std::fs::write(
+        &f,
+        format!(
+            "{{\"kind\":\"promise.get\",\"now\":{max},\"req\":{{\"id\":\"a\"}}}}\n{{\"kind\":\"promise.get\",\"now\":{},\"req\":{{\"id\":\"a\"}}}}\n",
+            max + 1
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = run(conform().arg("replay").arg(&f));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("late.ndjson:2:"), "{err}");
+    assert!(
+        err.contains("`now`") && err.contains(&(max + 1).to_string()),
+        "{err}"
+    );
+    // At the limit itself it replays.
+    std::fs::write(
+        &f,
+        format!("{{\"kind\":\"promise.get\",\"now\":{max},\"req\":{{\"id\":\"a\"}}}}\n"),
+    )
+    .unwrap();
+    let (code, out, err) = run(conform().arg("replay").arg(&f));
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_trace_of_another_format_is_refused_naming_the_supported_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("future.ndjson");
+    std::fs::write(
+        &f,
+        "{\"kind\":\"header\",\"format\":\"conform-trace/99\",\"harness\":\"conform 9\",\"spec\":\"83d64c3\"}\n{\"kind\":\"promise.get\",\"now\":1,\"req\":{\"id\":\"a\"}}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(conform().arg("replay").arg(&f));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("future.ndjson:1:"), "{err}");
+    assert!(
+        err.contains("conform-trace/99") && err.contains("conform-trace/1"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_missing_trace_file_says_it_cannot_be_read() {
     let (code, _, err) = run(conform().args(["replay", "/nonexistent/x.ndjson"]));
     assert_eq!(code, 2);
