@@ -233,21 +233,38 @@ fn golden_refuses_to_overwrite_a_corpus_without_bless() {
 
 #[test]
 fn targets_must_be_loopback_http_urls() {
-    for url in [
-        "http://192.0.2.1:8001",
-        "ftp://127.0.0.1:21",
-        "127.0.0.1:8001",
+    for (url, says) in [
+        ("http://192.0.2.1:8001", "only loopback addresses"),
+        ("ftp://127.0.0.1:21", "expected an http:// URL"),
+        ("127.0.0.1:8001", "expected an http:// URL"),
+        // This build has no TLS: refused as usage, not tried and failed.
+        ("https://127.0.0.1:8001", "no TLS"),
     ] {
-        let (code, _, err) =
+        let (code, out, err) =
             run(conform().args(["run", "--cases", "1", "--no-progress", "--target", url]));
-        assert_eq!(code, 2, "{url}: {err}");
+        assert_eq!(code, 2, "{url}: {out}{err}");
+        assert!(err.contains(says), "{url}: {err}");
+        assert!(!out.contains("TARGET FAULT"), "{url}: {out}");
     }
+    // Allowing remote targets allows no TLS.
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../traces/golden/task.acquire.ndjson");
+    let (code, _, err) = run(conform().arg("replay").arg(&golden).args([
+        "--allow-remote-target",
+        "--target",
+        "https://10.1.2.3/",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no TLS"), "{err}");
 }
 
 #[test]
-fn zero_cases_or_steps_is_bad_usage() {
+fn zero_cases_steps_or_timeout_is_bad_usage() {
     assert_eq!(run(conform().args(["run", "--steps", "0"])).0, 2);
     assert_eq!(run(conform().args(["run", "--cases", "0"])).0, 2);
+    let (code, out, err) = run(conform().args(["run", "--cases", "1", "--timeout-ms", "0"]));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--timeout-ms"), "{err}");
 }
 
 #[test]

@@ -11,6 +11,7 @@ use gen::{Op, Step};
 use model::wire::PROTOCOL_VERSION;
 
 use super::envelope::{self, AnswerHead, EnvelopeDeparture};
+use super::url::{self, UrlError};
 use super::{Dialect, Target, TargetError};
 use crate::snapshot::Snap;
 
@@ -24,37 +25,28 @@ pub struct HttpTarget {
     departures: Vec<EnvelopeDeparture>,
 }
 
-/// Whether a URL's host is a loopback address (127.0.0.0/8, ::1, localhost).
-pub fn is_loopback_url(url: &str) -> bool {
-    let Ok(u) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    match u.host() {
-        Some(url::Host::Domain(d)) => d == "localhost",
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
-}
-
 impl HttpTarget {
-    /// A client for `url` (a loopback address) with a per-request timeout.
-    pub fn new(url: &str, timeout: Duration) -> Result<HttpTarget, TargetError> {
-        if !is_loopback_url(url) {
-            return Err(TargetError::NotLoopback(url.to_string()));
-        }
-        HttpTarget::any_host(url, timeout)
+    /// A client for `url`, which must be a loopback address, with a
+    /// per-request timeout.
+    pub fn new(url: &str, timeout: Duration) -> Result<HttpTarget, UrlError> {
+        HttpTarget::connect(url, false, timeout)
     }
 
     /// A client for `url` on any host: only for a user who said so
     /// (`--allow-remote-target`), since every case wipes the target.
-    pub fn any_host(url: &str, timeout: Duration) -> Result<HttpTarget, TargetError> {
+    pub fn any_host(url: &str, timeout: Duration) -> Result<HttpTarget, UrlError> {
+        HttpTarget::connect(url, true, timeout)
+    }
+
+    /// A client for `url` if [`url::check`] allows it.
+    fn connect(url: &str, allow_remote: bool, timeout: Duration) -> Result<HttpTarget, UrlError> {
+        url::check(url, allow_remote)?;
         let client = reqwest::blocking::Client::builder()
             .timeout(timeout)
             .pool_max_idle_per_host(1)
             .tcp_nodelay(true)
             .build()
-            .map_err(|e| TargetError::Unreachable(e.to_string()))?;
+            .map_err(|e| UrlError::Client(error_chain(&e)))?;
         Ok(HttpTarget {
             url: url.trim_end_matches('/').to_string(),
             client,

@@ -14,6 +14,7 @@ mod envelope;
 mod error;
 mod http;
 mod local;
+mod url;
 
 use serde_json::Value;
 
@@ -21,10 +22,11 @@ use gen::Step;
 
 use crate::snapshot::Snap;
 
+pub use self::url::{check as check_url, is_loopback_url, UrlError};
 pub use dialect::Dialect;
 pub use envelope::{AnswerHead, EnvelopeDeparture, EnvelopeField, HeadFields};
 pub use error::TargetError;
-pub use http::{envelope_status, is_loopback_url, HttpTarget};
+pub use http::{envelope_status, HttpTarget};
 pub use local::{LocalServer, LocalTarget};
 
 /// A server the runner drives: reset it, send it steps, read its state.
