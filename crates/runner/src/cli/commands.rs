@@ -444,14 +444,20 @@ fn check_cmd(a: CheckArgs) -> Result<Verdict, Failure> {
         reach: s.reach.clone(),
     };
     let mut out = std::io::stdout();
-    let summary = verify::check_all(&mut s.target, &files, &cfg, &mut out)
-        .map_err(|e| bad(format!("malformed trace: {e}")))?;
+    let summary = verify::check_all(&mut s.target, &files, &cfg, &mut out);
+    let not_checked = files.len() - summary.cases - summary.malformed.len();
     say!(
-        "{} files, {} passed, {} failed, {} target faults",
-        summary.cases,
+        "{} files, {} passed, {} failed, {} target faults, {} malformed{}",
+        files.len(),
         summary.cases - summary.divergences - summary.faults,
         summary.divergences,
-        summary.faults
+        summary.faults,
+        summary.malformed.len(),
+        if not_checked > 0 {
+            format!(", {not_checked} not checked")
+        } else {
+            String::new()
+        }
     );
     write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
     Ok(summary.verdict())
