@@ -5,9 +5,11 @@
 //! model, or the model with planted bugs) share every line of it.
 //!
 //! What may live behind the trait: transport, the target's debug surface,
-//! and translation of its wire and snapshot into the canonical form.
-//! What may not: comparison, latitude, or any knowledge of what the model
-//! expects. A target reports what it did; the checker judges it.
+//! the envelope's echo against what was sent ([`EnvelopeDeparture`]), and
+//! translation of its wire and snapshot into the canonical form. What may
+//! not: comparison with the model, latitude, or any knowledge of what the
+//! model expects. A target reports what it did; the step loop and the
+//! checker judge it.
 
 mod dialect;
 mod envelope;
