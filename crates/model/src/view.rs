@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::state::{Message, OutboxEntry, State, LEASE, RETRY};
-use crate::types::{PromiseRecord, Schedule, TaskRecord, Time};
+use crate::types::Time;
 
 /// An armed promise or schedule timeout.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -68,31 +68,81 @@ pub struct MessageView {
     pub message: serde_json::Value,
 }
 
-/// The whole state, keyed and ordered.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StateView {
-    /// Promise records, by id.
-    pub promises: Vec<PromiseRecord>,
-    /// Promise timeouts, by id.
-    pub promise_timeouts: Vec<IdTimeout>,
-    /// Callbacks, by (awaiter, awaited).
-    pub callbacks: Vec<CallbackView>,
-    /// Listeners, by (id, address).
-    pub listeners: Vec<ListenerView>,
-    /// Task records, by id.
-    pub tasks: Vec<TaskRecord>,
-    /// Task timeouts, by (id, type).
-    pub task_timeouts: Vec<TaskTimeoutView>,
-    /// Outbox entries, by key.
-    pub messages: Vec<MessageView>,
-    /// Schedules, by id.
-    pub schedules: Vec<Schedule>,
-    /// Schedule timeouts, by id.
-    pub schedule_timeouts: Vec<IdTimeout>,
-    /// Buffered resume ids, by (task, awaited).
-    pub resumes: Vec<ResumeView>,
+/// One component of the state view: its name in a snapshot and the fields
+/// that key its entries (`messages` has none: an outbox entry is keyed by
+/// the spec's outbox key, which the runner's diff computes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Component {
+    /// Its name in a snapshot (`promises`, `taskTimeouts`, …).
+    pub name: &'static str,
+    /// The fields of an entry that key it.
+    pub key: &'static [&'static str],
 }
+
+/// The state view's components, written once: everything that walks them
+/// (the [`StateView`] itself, [`COMPONENTS`], the runner's typed snapshot
+/// and its keyed diff) expands this list, so a component is one line here.
+///
+/// `for_each_component!(then)` calls `then!` with one entry per component,
+/// in comparison order: `docs field: EntryType = "name" [key fields] by
+/// typed_key;`, where `typed_key` maps a typed entry to a string that
+/// orders entries as the key fields do.
+#[macro_export]
+macro_rules! for_each_component {
+    ($then:ident) => {
+        $then! {
+            /// Promise records, by id.
+            promises: $crate::types::PromiseRecord = "promises" ["id"]
+                by |x: &$crate::types::PromiseRecord| x.id.clone();
+            /// Promise timeouts, by id.
+            promise_timeouts: $crate::view::IdTimeout = "promiseTimeouts" ["id"]
+                by |x: &$crate::view::IdTimeout| x.id.clone();
+            /// Callbacks, by (awaiter, awaited).
+            callbacks: $crate::view::CallbackView = "callbacks" ["awaiter", "awaited"]
+                by |x: &$crate::view::CallbackView| format!("{}/{}", x.awaiter, x.awaited);
+            /// Listeners, by (id, address).
+            listeners: $crate::view::ListenerView = "listeners" ["id", "address"]
+                by |x: &$crate::view::ListenerView| format!("{}/{}", x.id, x.address);
+            /// Task records, by id.
+            tasks: $crate::types::TaskRecord = "tasks" ["id"]
+                by |x: &$crate::types::TaskRecord| x.id.clone();
+            /// Task timeouts, by (id, type).
+            task_timeouts: $crate::view::TaskTimeoutView = "taskTimeouts" ["id", "type"]
+                by |x: &$crate::view::TaskTimeoutView| format!("{}/{}", x.id, x.kind);
+            /// Outbox entries, by key.
+            messages: $crate::view::MessageView = "messages" []
+                by |x: &$crate::view::MessageView| x.message.to_string() + &x.address;
+            /// Schedules, by id.
+            schedules: $crate::types::Schedule = "schedules" ["id"]
+                by |x: &$crate::types::Schedule| x.id.clone();
+            /// Schedule timeouts, by id.
+            schedule_timeouts: $crate::view::IdTimeout = "scheduleTimeouts" ["id"]
+                by |x: &$crate::view::IdTimeout| x.id.clone();
+            /// Buffered resume ids, by (task, awaited).
+            resumes: $crate::view::ResumeView = "resumes" ["id", "awaited"]
+                by |x: &$crate::view::ResumeView| format!("{}/{}", x.id, x.awaited);
+        }
+    };
+}
+
+macro_rules! state_view {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty = $name:literal [$($key:literal),*] by $by:expr;)*) => {
+        /// The whole state, keyed and ordered: one list per component.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        pub struct StateView {
+            $(
+                $(#[$doc])*
+                #[serde(rename = $name)]
+                pub $field: Vec<$ty>,
+            )*
+        }
+
+        /// The components, in comparison order.
+        pub const COMPONENTS: &[Component] = &[$(Component { name: $name, key: &[$($key),*] },)*];
+    };
+}
+
+for_each_component!(state_view);
 
 /// The JSON of one outbox message as the Rust server's snapshot writes it.
 pub fn message_json(entry: &OutboxEntry) -> serde_json::Value {

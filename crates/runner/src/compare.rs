@@ -11,6 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use model::view::{Component, COMPONENTS};
+
 /// The comparable form of a response envelope: `{status, data?}`.
 pub fn normalize_response(env: &Value) -> Value {
     let status = env.pointer("/head/status").cloned().unwrap_or(Value::Null);
@@ -133,33 +135,17 @@ impl StateDiff {
     }
 }
 
-/// The names of the snapshot components, in comparison order.
-pub const COMPONENT_NAMES: &[&str] = &[
-    "promises",
-    "promiseTimeouts",
-    "callbacks",
-    "listeners",
-    "tasks",
-    "taskTimeouts",
-    "messages",
-    "schedules",
-    "scheduleTimeouts",
-    "resumes",
-];
-
-/// The components every snapshot comparison knows, with their key fields.
-const COMPONENTS: &[(&str, &[&str])] = &[
-    ("promises", &["id"]),
-    ("promiseTimeouts", &["id"]),
-    ("callbacks", &["awaiter", "awaited"]),
-    ("listeners", &["id", "address"]),
-    ("tasks", &["id"]),
-    ("taskTimeouts", &["id", "type"]),
-    ("messages", &[]),
-    ("schedules", &["id"]),
-    ("scheduleTimeouts", &["id"]),
-    ("resumes", &["id", "awaited"]),
-];
+/// The names of the snapshot components, in comparison order: the view's
+/// ([`model::view::COMPONENTS`], the one list).
+pub const COMPONENT_NAMES: [&str; COMPONENTS.len()] = {
+    let mut names = [""; COMPONENTS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = COMPONENTS[i].name;
+        i += 1;
+    }
+    names
+};
 
 /// The spec's outbox key of a snapshot message: the task id for `execute`,
 /// `{promiseId}:notify:{address}` for `unblock`.
@@ -235,7 +221,11 @@ pub fn diff_state(
     skipped: &mut BTreeSet<String>,
 ) -> Vec<StateDiff> {
     let mut diffs = Vec::new();
-    for (component, fields) in COMPONENTS {
+    for Component {
+        name: component,
+        key: fields,
+    } in COMPONENTS
+    {
         if skip.iter().any(|c| c == component) {
             continue;
         }

@@ -104,6 +104,20 @@ pub fn execute(
                 return ex;
             }
         };
+        let departures = target.departures();
+        if !departures.is_empty() {
+            // The answer breaks the protocol's envelope: the step diverges,
+            // whatever the model makes of the rest of it.
+            let checked = checker.check(step, res.as_ref(), snap.as_ref());
+            let mut line = Line::of(step.clone());
+            line.res = res;
+            line.expect = checked.expect;
+            line.diverged = true;
+            ex.lines.push(line);
+            let d = Divergence::of_envelope(&step_kind(step), departures, checked.divergence);
+            ex.divergence = Some((ex.lines.len() - 1, d));
+            return ex;
+        }
         let refused = res.as_ref().and_then(envelope_status) == Some(400);
         if refused {
             if let (Some(b), Some(a)) = (&before, &snap) {
@@ -121,6 +135,7 @@ pub fn execute(
                         class,
                         response: None,
                         state: trace,
+                        envelope: Vec::new(),
                     };
                     ex.divergence = Some((ex.lines.len() - 1, d));
                     return ex;

@@ -64,6 +64,9 @@ pub fn divergence(line: &Line, d: &Divergence) -> String {
         })
     );
     let _ = writeln!(s, "  class:    {}", d.class);
+    for e in &d.envelope {
+        let _ = writeln!(s, "  envelope: {e}");
+    }
     if let Some((m, t)) = &d.response {
         let _ = writeln!(s, "  response (- model, + target):");
         for l in diff(&pretty(m), &pretty(t)).lines() {

@@ -127,8 +127,20 @@ pub struct Summary {
     /// Validation probes (`--probe-validation`): per kind and rule, how
     /// many were sent and how many the target refused.
     pub validation: Vec<ProbeStat>,
+    /// Input files that could not be read (`check`): each named, none
+    /// checked; the others were.
+    pub malformed: Vec<Malformed>,
     /// Per case.
     pub case_reports: Vec<CaseReport>,
+}
+
+/// An input file that could not be read.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Malformed {
+    /// The file.
+    pub file: PathBuf,
+    /// Why, with the line and column when known.
+    pub message: String,
 }
 
 /// Validation probes of one kind breaking one rule.
@@ -173,7 +185,10 @@ pub enum Verdict {
     Clean,
     /// Some case diverged.
     Diverged,
-    /// The target failed (wins over divergences).
+    /// An input file was malformed; the others were checked (wins over
+    /// divergences).
+    BadInput,
+    /// The target failed (wins over everything).
     Fault,
 }
 
@@ -229,14 +244,18 @@ impl Summary {
                 .filter(|r| matches!(r.status, CaseStatus::PossiblyFixed { .. }))
                 .count(),
             validation: Vec::new(),
+            malformed: Vec::new(),
             case_reports,
         }
     }
 
-    /// How it ended: a fault anywhere wins over divergences.
+    /// How it ended: a fault anywhere wins, then a malformed input, then
+    /// divergences.
     pub fn verdict(&self) -> Verdict {
         if self.faults > 0 {
             Verdict::Fault
+        } else if !self.malformed.is_empty() {
+            Verdict::BadInput
         } else if self.divergences + self.possibly_fixed > 0 {
             Verdict::Diverged
         } else {
@@ -319,6 +338,17 @@ impl Summary {
                 self.known, self.possibly_fixed
             );
         }
+        if !self.malformed.is_empty() {
+            let _ = writeln!(
+                out,
+                "  malformed (not checked): {}",
+                self.malformed
+                    .iter()
+                    .map(|m| m.file.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         let _ = writeln!(
             out,
             "  divergences: {}, target faults: {}",
@@ -327,6 +357,11 @@ impl Summary {
         let _ = match (self.verdict(), self.first_replay()) {
             (Verdict::Clean, _) => writeln!(out, "green: no divergence"),
             (Verdict::Fault, _) => writeln!(out, "red: the target failed (see TARGET FAULT above)"),
+            (Verdict::BadInput, _) => writeln!(
+                out,
+                "red: {} input files are malformed (see MALFORMED above)",
+                self.malformed.len()
+            ),
             (Verdict::Diverged, Some(r)) => {
                 writeln!(out, "red: reproduce the first divergence with: {r}")
             }
@@ -345,7 +380,8 @@ pub fn write_json(path: &Path, s: &Summary) -> std::io::Result<()> {
 
 /// Write JUnit XML: one `<testcase>` per case; a divergence is a
 /// `<failure>` holding the step, class, diff, trace and replay command; a
-/// target fault an `<error>`.
+/// target fault an `<error>`; a malformed input file an `<error>` of its
+/// own.
 pub fn write_junit(path: &Path, s: &Summary) -> std::io::Result<()> {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut suite = TestSuite::new("conform");
@@ -405,6 +441,18 @@ pub fn write_junit(path: &Path, s: &Summary) -> std::io::Result<()> {
         let mut tc = TestCase::new(name, status);
         tc.set_classname(format!("conform.{}", s.profile))
             .set_time(std::time::Duration::from_secs_f64(c.seconds));
+        suite.add_test_case(tc);
+    }
+    for m in &s.malformed {
+        let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+        st.set_message(format!("malformed: {}", m.message))
+            .set_description(format!("not checked: {}", m.file.display()));
+        let name = m.file.file_stem().map_or_else(
+            || m.file.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        let mut tc = TestCase::new(name, st);
+        tc.set_classname(format!("conform.{}", s.profile));
         suite.add_test_case(tc);
     }
     let mut report = Report::new("conform");

@@ -14,7 +14,7 @@ use crate::profile::Profile;
 use crate::report::{CaseReport, CaseStatus, Summary};
 use crate::repro::{self, Reach, Which};
 use crate::shrink::{shrink, ShrinkOptions};
-use crate::target::{HttpTarget, Target};
+use crate::target::{HttpTarget, Target, UrlError};
 use crate::trace::{Header, Options};
 
 /// Everything `conform run` was asked.
@@ -82,35 +82,17 @@ impl RunConfig {
     }
 }
 
-/// Run every case against `cfg.target` over HTTP; `out` gets the log.
-pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Summary {
-    match HttpTarget::new(&cfg.target, Duration::from_millis(cfg.reach.timeout_ms)) {
-        Ok(mut t) => run_on(cfg, &mut t, out),
-        Err(e) => {
-            let _ = writeln!(out, "error: {e}");
-            let report = CaseReport {
-                name: None,
-                case: 0,
-                seed: gen::case_seed(cfg.seed, 0),
-                steps: 0,
-                latitude: 0,
-                seconds: 0.0,
-                status: CaseStatus::Fault {
-                    message: e.to_string(),
-                    trace: PathBuf::new(),
-                },
-            };
-            let checker = Checker::new(cfg.profile.clone());
-            Summary::new(
-                cfg.seed,
-                &cfg.target,
-                &cfg.profile.name,
-                vec![report],
-                Duration::ZERO,
-                &checker,
-            )
-        }
-    }
+/// Run every case against `cfg.target` over HTTP; `out` gets the log. A
+/// URL that may not be a target ([`crate::target::check_url`]) is refused
+/// before anything is sent: bad usage, not a target fault.
+pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Result<Summary, UrlError> {
+    let timeout = Duration::from_millis(cfg.reach.timeout_ms);
+    let mut target = if cfg.reach.allow_remote {
+        HttpTarget::any_host(&cfg.target, timeout)
+    } else {
+        HttpTarget::new(&cfg.target, timeout)
+    }?;
+    Ok(run_on(cfg, &mut target, out))
 }
 
 /// Run every case against `target`.

@@ -9,39 +9,60 @@ use std::cell::OnceCell;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use model::types::{PromiseRecord, Schedule, TaskRecord};
-use model::view::{
-    CallbackView, IdTimeout, ListenerView, MessageView, ResumeView, StateView, TaskTimeoutView,
-};
+use model::view::StateView;
 
-/// The snapshot components, each absent when the target does not report it.
-#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Components {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    promises: Option<Vec<PromiseRecord>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    promise_timeouts: Option<Vec<IdTimeout>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    callbacks: Option<Vec<CallbackView>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    listeners: Option<Vec<ListenerView>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tasks: Option<Vec<TaskRecord>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    task_timeouts: Option<Vec<TaskTimeoutView>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    messages: Option<Vec<MessageView>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    schedules: Option<Vec<Schedule>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    schedule_timeouts: Option<Vec<IdTimeout>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resumes: Option<Vec<ResumeView>>,
+use crate::target::{AnswerHead, HeadFields};
+
+/// The typed snapshot, expanded from the view's one list of components
+/// ([`model::for_each_component`]): each component absent when the target
+/// does not report it.
+macro_rules! typed_components {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty = $name:literal [$($key:literal),*] by $by:expr;)*) => {
+        /// The snapshot components, each absent when the target does not
+        /// report it.
+        #[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
+        pub struct Components {
+            $(
+                #[serde(rename = $name, skip_serializing_if = "Option::is_none")]
+                $field: Option<Vec<$ty>>,
+            )*
+        }
+
+        impl Components {
+            /// Every component of a view, present.
+            fn of_view(v: StateView) -> Components {
+                Components { $($field: Some(v.$field),)* }
+            }
+
+            /// Whether every component present and not in `skip` equals
+            /// the view's as a multiset; those absent are named in
+            /// `missing`.
+            fn agree(&self, view: &StateView, skip: &[String], missing: &mut Vec<&'static str>) -> bool {
+                let mut same = true;
+                $(
+                    if !skip.iter().any(|s| s == $name) {
+                        match &self.$field {
+                            None => missing.push($name),
+                            Some(v) => same &= sorted_eq(v, &view.$field, $by),
+                        }
+                    }
+                )*
+                same
+            }
+        }
+    };
 }
 
+model::for_each_component!(typed_components);
+
+/// A whole `debug.snap` answer read at once: its head (judged by the
+/// target, [`crate::target::AnswerHead`]) and its typed components.
 #[derive(Deserialize)]
 struct Envelope {
+    #[serde(default)]
+    kind: Value,
+    #[serde(default)]
+    head: HeadFields,
     data: Components,
 }
 
@@ -55,42 +76,40 @@ pub struct Snap {
 }
 
 impl Snap {
-    /// From a whole response envelope's bytes (status already checked).
-    pub fn from_envelope(body: &[u8]) -> Result<Snap, String> {
-        let typed = serde_json::from_slice::<Envelope>(body)
-            .ok()
-            .map(|e| e.data);
-        let json = OnceCell::new();
-        if typed.is_none() {
-            let v: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-            let data = v
-                .get("data")
-                .filter(|d| d.is_object())
-                .cloned()
-                .ok_or("no object `data`")?;
-            let _ = json.set(data);
+    /// From a whole response envelope's bytes: its head, for the target to
+    /// judge, and the snapshot in its `data`.
+    pub fn from_envelope(body: &[u8]) -> Result<(AnswerHead, Snap), String> {
+        if let Ok(e) = serde_json::from_slice::<Envelope>(body) {
+            let head = AnswerHead {
+                kind: e.kind,
+                head: e.head,
+            };
+            let snap = Snap {
+                data: body.to_vec(),
+                typed: Some(e.data),
+                json: OnceCell::new(),
+            };
+            return Ok((head, snap));
         }
-        Ok(Snap {
+        let v: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        let data = v
+            .get("data")
+            .filter(|d| d.is_object())
+            .cloned()
+            .ok_or("no object `data`")?;
+        let json = OnceCell::new();
+        let _ = json.set(data);
+        let snap = Snap {
             data: body.to_vec(),
-            typed,
+            typed: None,
             json,
-        })
+        };
+        Ok((AnswerHead::of(&v), snap))
     }
 
     /// From the model's own view (an in-process target): typed, no JSON.
     pub fn from_view(v: StateView) -> Snap {
-        let typed = Components {
-            promises: Some(v.promises),
-            promise_timeouts: Some(v.promise_timeouts),
-            callbacks: Some(v.callbacks),
-            listeners: Some(v.listeners),
-            tasks: Some(v.tasks),
-            task_timeouts: Some(v.task_timeouts),
-            messages: Some(v.messages),
-            schedules: Some(v.schedules),
-            schedule_timeouts: Some(v.schedule_timeouts),
-            resumes: Some(v.resumes),
-        };
+        let typed = Components::of_view(v);
         let json = OnceCell::new();
         let _ = json.set(serde_json::to_value(&typed).unwrap_or(Value::Null));
         Snap {
@@ -140,48 +159,7 @@ impl Snap {
             return Agreement::Untyped;
         };
         let mut missing = Vec::new();
-        let mut same = true;
-        let skipped = |n: &str| skip.iter().any(|s| s == n);
-        macro_rules! cmp {
-            ($field:ident, $name:literal, $key:expr) => {
-                if !skipped($name) {
-                    match &t.$field {
-                        None => missing.push($name),
-                        Some(v) => same &= sorted_eq(v, &view.$field, $key),
-                    }
-                }
-            };
-        }
-        cmp!(promises, "promises", |x: &PromiseRecord| x.id.clone());
-        cmp!(promise_timeouts, "promiseTimeouts", |x: &IdTimeout| x
-            .id
-            .clone());
-        cmp!(callbacks, "callbacks", |x: &CallbackView| format!(
-            "{}/{}",
-            x.awaiter, x.awaited
-        ));
-        cmp!(listeners, "listeners", |x: &ListenerView| format!(
-            "{}/{}",
-            x.id, x.address
-        ));
-        cmp!(tasks, "tasks", |x: &TaskRecord| x.id.clone());
-        cmp!(
-            task_timeouts,
-            "taskTimeouts",
-            |x: &TaskTimeoutView| format!("{}/{}", x.id, x.kind)
-        );
-        cmp!(messages, "messages", |x: &MessageView| x
-            .message
-            .to_string()
-            + &x.address);
-        cmp!(schedules, "schedules", |x: &Schedule| x.id.clone());
-        cmp!(schedule_timeouts, "scheduleTimeouts", |x: &IdTimeout| x
-            .id
-            .clone());
-        cmp!(resumes, "resumes", |x: &ResumeView| format!(
-            "{}/{}",
-            x.id, x.awaited
-        ));
+        let same = t.agree(view, skip, &mut missing);
         if same {
             Agreement::Same { missing }
         } else {
@@ -270,10 +248,72 @@ mod tests {
         );
     }
 
+    /// A view with one entry in every component.
+    fn full() -> StateView {
+        serde_json::from_value(json!({
+            "promises": [{"id": "a", "state": "pending", "param": {}, "timeoutAt": 9, "createdAt": 0}],
+            "promiseTimeouts": [{"id": "a", "timeout": 9}],
+            "callbacks": [{"awaiter": "b", "awaited": "a"}],
+            "listeners": [{"id": "a", "address": "http://l"}],
+            "tasks": [{"id": "b", "state": "suspended", "version": 1, "resumes": 1}],
+            "taskTimeouts": [{"id": "b", "type": 0, "timeout": 5}],
+            "messages": [{"address": "http://w", "message": {"kind": "execute", "head": {}, "data": {"task": {"id": "b", "version": 1}}}}],
+            "schedules": [{"id": "s", "cron": "* * * * *", "promiseId": "p", "promiseTimeout": 1, "nextRunAt": 60000, "createdAt": 0}],
+            "scheduleTimeouts": [{"id": "s", "timeout": 60000}],
+            "resumes": [{"id": "b", "awaited": "c"}],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn every_component_is_compared_by_the_fast_path_and_the_keyed_diff() {
+        let full = full();
+        let model = serde_json::to_value(&full).unwrap();
+        let names: Vec<&str> = model::view::COMPONENTS.iter().map(|c| c.name).collect();
+        let keys: Vec<&str> = model
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys, names,
+            "the view serialises the listed components, in order"
+        );
+        for c in model::view::COMPONENTS {
+            // The target lost the one entry of this component.
+            let mut data = model.clone();
+            data[c.name] = json!([]);
+            let snap = Snap::from_json(data);
+            assert_eq!(snap.agrees(&full, &[]), Agreement::Differs, "{}", c.name);
+            let skip = [c.name.to_string()];
+            let none_missing = Agreement::Same { missing: vec![] };
+            assert_eq!(
+                snap.agrees(&full, &skip),
+                none_missing,
+                "skipped: {}",
+                c.name
+            );
+            let mut skipped = std::collections::BTreeSet::new();
+            let d = crate::compare::diff_state(&model, &snap.normalized(), &[], &mut skipped);
+            let differing: Vec<&str> = d.iter().map(|d| d.component.as_str()).collect();
+            assert_eq!(differing, [c.name]);
+            // The target has no such component: not compared, and named.
+            let mut data = model.clone();
+            data.as_object_mut().unwrap().remove(c.name);
+            let snap = Snap::from_json(data);
+            let same = Agreement::Same {
+                missing: vec![c.name],
+            };
+            assert_eq!(snap.agrees(&full, &[]), same);
+        }
+    }
+
     #[test]
     fn a_body_that_does_not_fit_the_types_is_still_read_as_json() {
         let body = br#"{"kind":"debug.snap","head":{"status":200},"data":{"promises":[{"id":1}]}}"#;
-        let snap = Snap::from_envelope(body).unwrap();
+        let (head, snap) = Snap::from_envelope(body).unwrap();
+        assert_eq!(head.status(), Some(200));
         assert_eq!(snap.agrees(&view(), &[]), Agreement::Untyped);
         assert_eq!(snap.json()["promises"][0]["id"], json!(1));
     }

@@ -218,6 +218,14 @@ pub fn parse_line(v: &Value) -> Result<Line, String> {
         .get("now")
         .and_then(Value::as_u64)
         .ok_or("missing non-negative integer field `now`")?;
+    // `now` is sent as `resonate:debug_time`: what the wire cannot carry
+    // cannot be replayed.
+    if now > model::wire::MAX_INT {
+        return Err(format!(
+            "`now`: {now} is above {}, the largest time the wire carries",
+            model::wire::MAX_INT
+        ));
+    }
     let op = if kind == "debug.tick" {
         Op::Tick
     } else {
@@ -262,6 +270,16 @@ pub fn read(path: &Path) -> Result<Trace, TraceError> {
             }
             let h: Header =
                 serde_json::from_value(v).map_err(|e| err(n, 1, format!("header: {e}")))?;
+            if h.format != FORMAT {
+                return Err(err(
+                    n,
+                    1,
+                    format!(
+                        "header: format `{}` is not supported; this harness reads `{FORMAT}`",
+                        h.format
+                    ),
+                ));
+            }
             header = Some(h);
             continue;
         }

@@ -18,7 +18,7 @@ use deviate::Deviation;
 use crate::check::Checker;
 use crate::exec::{execute, ExecOptions, Expect};
 use crate::profile::Profile;
-use crate::report::{CaseReport, CaseStatus, Summary};
+use crate::report::{CaseReport, CaseStatus, Malformed, Summary};
 use crate::repro::Reach;
 use crate::target::Target;
 use crate::trace::{self, Trace, TraceError};
@@ -81,18 +81,38 @@ pub fn load(f: &Path, retry_timeout: u64) -> Result<(Trace, bool), TraceError> {
     Ok((t, true))
 }
 
-/// Check every golden file; one case report per file.
+/// Check every golden file; one case report per file checked. A file
+/// that cannot be read is named and listed as malformed
+/// ([`Summary::malformed`]), and the others are still checked; a target
+/// fault stops the check there (the target failed: the files after it
+/// would fail alike), with what was done reported.
 pub fn check_all(
     target: &mut dyn Target,
     files: &[PathBuf],
     cfg: &CheckConfig,
     out: &mut dyn Write,
-) -> Result<Summary, TraceError> {
+) -> Summary {
     let started = Instant::now();
     let mut checker = Checker::with_deviations(cfg.profile.clone(), cfg.deviations.clone());
     let mut reports = Vec::new();
-    for (n, f) in files.iter().enumerate() {
-        let (t, recomputed) = load(f, cfg.profile.retry_timeout)?;
+    // Every file is read first, so each malformed one is named whatever
+    // the target does later.
+    let mut malformed = Vec::new();
+    let mut loaded = Vec::new();
+    for f in files {
+        match load(f, cfg.profile.retry_timeout) {
+            Ok(l) => loaded.push((f, l)),
+            Err(e) => {
+                let _ = writeln!(out, "MALFORMED {}: {e}", f.display());
+                malformed.push(Malformed {
+                    file: f.clone(),
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+    let total = loaded.len();
+    for (n, (f, (t, recomputed))) in loaded.into_iter().enumerate() {
         if recomputed {
             let _ = writeln!(
                 out,
@@ -147,6 +167,7 @@ pub fn check_all(
                 }
             }
         };
+        let fault = matches!(status, CaseStatus::Fault { .. });
         reports.push(CaseReport {
             name: f.file_stem().map(|s| s.to_string_lossy().into_owned()),
             case: n as u64,
@@ -156,13 +177,23 @@ pub fn check_all(
             seconds: file_started.elapsed().as_secs_f64(),
             status,
         });
+        if fault {
+            let _ = writeln!(
+                out,
+                "stopping: the target failed; the remaining {} files were not checked",
+                total - n - 1
+            );
+            break;
+        }
     }
-    Ok(Summary::new(
+    let mut summary = Summary::new(
         0,
         &target.describe(),
         &cfg.profile.name,
         reports,
         started.elapsed(),
         &checker,
-    ))
+    );
+    summary.malformed = malformed;
+    summary
 }

@@ -233,21 +233,38 @@ fn golden_refuses_to_overwrite_a_corpus_without_bless() {
 
 #[test]
 fn targets_must_be_loopback_http_urls() {
-    for url in [
-        "http://192.0.2.1:8001",
-        "ftp://127.0.0.1:21",
-        "127.0.0.1:8001",
+    for (url, says) in [
+        ("http://192.0.2.1:8001", "only loopback addresses"),
+        ("ftp://127.0.0.1:21", "expected an http:// URL"),
+        ("127.0.0.1:8001", "expected an http:// URL"),
+        // This build has no TLS: refused as usage, not tried and failed.
+        ("https://127.0.0.1:8001", "no TLS"),
     ] {
-        let (code, _, err) =
+        let (code, out, err) =
             run(conform().args(["run", "--cases", "1", "--no-progress", "--target", url]));
-        assert_eq!(code, 2, "{url}: {err}");
+        assert_eq!(code, 2, "{url}: {out}{err}");
+        assert!(err.contains(says), "{url}: {err}");
+        assert!(!out.contains("TARGET FAULT"), "{url}: {out}");
     }
+    // Allowing remote targets allows no TLS.
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../traces/golden/task.acquire.ndjson");
+    let (code, _, err) = run(conform().arg("replay").arg(&golden).args([
+        "--allow-remote-target",
+        "--target",
+        "https://10.1.2.3/",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no TLS"), "{err}");
 }
 
 #[test]
-fn zero_cases_or_steps_is_bad_usage() {
+fn zero_cases_steps_or_timeout_is_bad_usage() {
     assert_eq!(run(conform().args(["run", "--steps", "0"])).0, 2);
     assert_eq!(run(conform().args(["run", "--cases", "0"])).0, 2);
+    let (code, out, err) = run(conform().args(["run", "--cases", "1", "--timeout-ms", "0"]));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--timeout-ms"), "{err}");
 }
 
 #[test]
@@ -259,9 +276,172 @@ fn check_refuses_a_file_with_nothing_to_compare() {
         "{\"kind\":\"promise.get\",\"now\":1,\"req\":{\"id\":\"a\"}}\n",
     )
     .unwrap();
-    let (code, _, err) = run(conform().arg("check").arg(&f));
+    let (code, out, err) = run(conform().arg("check").arg(&f));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("MALFORMED") && out.contains("no recorded answers"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_now_the_wire_cannot_carry_is_refused_naming_file_line_and_field() {
+    // `now` is sent as `resonate:debug_time`, an i64 on the wire: the
+    // reader refuses what the codec cannot send, rather than the replay
+    // blaming the reference server for it.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("late.ndjson");
+    let max = i64::MAX as u64;
+    std::fs::write(
+        &f,
+        format!(
+            "{{\"kind\":\"promise.get\",\"now\":{max},\"req\":{{\"id\":\"a\"}}}}\n{{\"kind\":\"promise.get\",\"now\":{},\"req\":{{\"id\":\"a\"}}}}\n",
+            max + 1
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = run(conform().arg("replay").arg(&f));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("late.ndjson:2:"), "{err}");
+    assert!(
+        err.contains("`now`") && err.contains(&(max + 1).to_string()),
+        "{err}"
+    );
+    // At the limit itself it replays.
+    std::fs::write(
+        &f,
+        format!("{{\"kind\":\"promise.get\",\"now\":{max},\"req\":{{\"id\":\"a\"}}}}\n"),
+    )
+    .unwrap();
+    let (code, out, err) = run(conform().arg("replay").arg(&f));
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_trace_of_another_format_is_refused_naming_the_supported_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("future.ndjson");
+    std::fs::write(
+        &f,
+        "{\"kind\":\"header\",\"format\":\"conform-trace/99\",\"harness\":\"conform 9\",\"spec\":\"83d64c3\"}\n{\"kind\":\"promise.get\",\"now\":1,\"req\":{\"id\":\"a\"}}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(conform().arg("replay").arg(&f));
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("no recorded answers"), "{err}");
+    assert!(err.contains("future.ndjson:1:"), "{err}");
+    assert!(
+        err.contains("conform-trace/99") && err.contains("conform-trace/1"),
+        "{err}"
+    );
+}
+
+/// A directory holding copies of golden files (by name under
+/// `traces/golden`) and a malformed `bad.ndjson`.
+fn corpus_with_a_malformed_file(golden: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/golden");
+    for g in golden {
+        let name = std::path::Path::new(g).file_name().unwrap();
+        std::fs::copy(root.join(g), dir.path().join(name)).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("bad.ndjson"),
+        "{\"kind\":\"promise.get\",\"now\":1,\"req\":{\"id\":\"a\"},\"res\":{}}\n{oops\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn check_names_each_malformed_file_and_still_checks_and_reports_the_others() {
+    let corpus = corpus_with_a_malformed_file(&["promise.get.ndjson", "task.get.ndjson"]);
+    let out_dir = tempfile::tempdir().unwrap();
+    let (junit, report) = (out_dir.path().join("j.xml"), out_dir.path().join("r.json"));
+    let (code, out, err) = run(conform()
+        .arg("check")
+        .arg(corpus.path())
+        .arg("--junit")
+        .arg(&junit)
+        .arg("--report")
+        .arg(&report));
+    assert_eq!(code, 2, "a malformed file: exit 2 at the end\n{out}{err}");
+    assert!(
+        out.contains("MALFORMED") && out.contains("bad.ndjson:2:"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok   ") && out.contains("promise.get.ndjson"),
+        "{out}"
+    );
+    assert!(out.contains("task.get.ndjson"), "{out}");
+    assert!(
+        out.contains("3 files, 2 passed, 0 failed, 0 target faults, 1 malformed"),
+        "{out}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["cases"], 2, "{r}");
+    assert_eq!(r["malformed"].as_array().unwrap().len(), 1, "{r}");
+    assert!(r["malformed"][0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("bad.ndjson"));
+    let x = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(x.matches("<testcase").count(), 3, "{x}");
+    assert_eq!(x.matches("<error").count(), 1, "{x}");
+}
+
+#[test]
+fn check_with_a_malformed_file_still_reports_a_divergence_and_exits_2() {
+    let (mut server, url) = serve_mutant("halt-not-idempotent");
+    let corpus = corpus_with_a_malformed_file(&["task.halt.ndjson", "promise.get.ndjson"]);
+    let (code, out, err) = run(conform()
+        .arg("check")
+        .arg(corpus.path())
+        .args(["--target", &url]));
+    server.kill().unwrap();
+    assert_eq!(code, 2, "bad input wins over a divergence\n{out}{err}");
+    assert!(
+        out.contains("FAIL ") && out.contains("task.halt.ndjson"),
+        "{out}"
+    );
+    assert!(out.contains("MALFORMED"), "{out}");
+}
+
+#[test]
+fn check_stops_at_the_first_target_fault_and_still_writes_its_report() {
+    let corpus = corpus_with_a_malformed_file(&[
+        "promise.get.ndjson",
+        "task.get.ndjson",
+        "task.halt.ndjson",
+    ]);
+    let out_dir = tempfile::tempdir().unwrap();
+    let report = out_dir.path().join("r.json");
+    let (code, out, err) = run(conform()
+        .arg("check")
+        .arg(corpus.path())
+        .args(["--target", &common::refused_url()])
+        .arg("--report")
+        .arg(&report));
+    assert_eq!(code, 3, "a fault wins over a malformed file\n{out}{err}");
+    assert_eq!(
+        out.matches("TARGET FAULT").count(),
+        1,
+        "one message:\n{out}"
+    );
+    assert!(
+        out.contains("the remaining 2 files were not checked"),
+        "{out}"
+    );
+    assert!(out.contains("2 not checked"), "{out}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        (r["cases"].as_u64(), r["faults"].as_u64()),
+        (Some(1), Some(1)),
+        "{r}"
+    );
+    assert_eq!(r["malformed"].as_array().unwrap().len(), 1, "{r}");
 }
 
 #[test]

@@ -31,7 +31,7 @@ fn a_clean_run_against_the_reference_server_passes() {
     let s = server(false, None);
     let dir = tempfile::tempdir().unwrap();
     let mut out = Vec::new();
-    let summary = run(&common::config(&s.url(), dir.path(), 8, 60), &mut out);
+    let summary = run(&common::config(&s.url(), dir.path(), 8, 60), &mut out).unwrap();
     assert_eq!(summary.divergences, 0, "{}", String::from_utf8_lossy(&out));
     assert_eq!(summary.faults, 0);
     assert_eq!(summary.steps, 8 * 60);
@@ -51,7 +51,7 @@ fn a_materialising_server_passes_through_latitude() {
     let s = server(true, None);
     let dir = tempfile::tempdir().unwrap();
     let mut out = Vec::new();
-    let summary = run(&common::config(&s.url(), dir.path(), 12, 80), &mut out);
+    let summary = run(&common::config(&s.url(), dir.path(), 12, 80), &mut out).unwrap();
     assert_eq!(summary.divergences, 0, "{}", String::from_utf8_lossy(&out));
     assert!(
         summary.latitude > 0,
@@ -69,7 +69,7 @@ fn a_server_that_times_out_a_promise_early_is_caught_replayed_and_shrunk() {
         seed: 1,
         ..common::config(&s.url(), dir.path(), 200, 60)
     };
-    let summary = run(&cfg, &mut out);
+    let summary = run(&cfg, &mut out).unwrap();
     let log = String::from_utf8_lossy(&out);
     assert_eq!(summary.divergences, 1, "{log}");
     assert_eq!(summary.verdict(), Verdict::Diverged);
@@ -141,6 +141,7 @@ fn a_server_that_does_not_bump_versions_is_caught() {
     let summary = run(
         &common::config(&s.url(), dir.path(), 100, 60),
         &mut Vec::new(),
-    );
+    )
+    .unwrap();
     assert_eq!(summary.divergences, 1, "fail-fast stops at the first");
 }

@@ -133,7 +133,8 @@ fn a_server_with_every_race_answers_a_sequential_run_as_the_spec() {
     .expect("the server starts");
     let dir = tempfile::tempdir().unwrap();
     let mut out = Vec::new();
-    let summary = runner::run::run(&common::config(&server.url(), dir.path(), 6, 60), &mut out);
+    let summary = runner::run::run(&common::config(&server.url(), dir.path(), 6, 60), &mut out)
+        .expect("a loopback target");
     assert_eq!(summary.divergences, 0, "{}", String::from_utf8_lossy(&out));
     assert_eq!(summary.faults, 0, "{}", String::from_utf8_lossy(&out));
     assert_eq!(summary.steps, 6 * 60);

@@ -8,11 +8,8 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::DecodeError;
+use super::{DecodeError, MAX_INT};
 use crate::types::{Tags, Value};
-
-/// The largest integer the server's `i64` fields accept.
-const MAX_INT: u64 = i64::MAX as u64;
 
 /// One JSON object and its path.
 pub(crate) struct Obj<'a> {

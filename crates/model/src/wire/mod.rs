@@ -36,6 +36,11 @@ pub use validate::validate;
 /// answers with.
 pub const PROTOCOL_VERSION: &str = "2026-04-01";
 
+/// The largest integer the wire carries: the Rust server reads every
+/// integer (times, versions, ttls, `resonate:debug_time`) as an `i64`, so
+/// nothing above this can be sent, and nothing above it decodes.
+pub const MAX_INT: u64 = i64::MAX as u64;
+
 /// The request head fields the model needs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Head {

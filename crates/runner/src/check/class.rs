@@ -8,6 +8,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::compare::{differing_paths, StateChange, StateDiff};
+use crate::target::{EnvelopeDeparture, EnvelopeField};
 
 /// One kind of difference at a step.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -23,6 +24,14 @@ pub enum Difference {
     Data(Vec<String>),
     /// The target refused the request (400) and still changed its state.
     RefusedButChanged,
+    /// An answer's envelope departs from the protocol in `field`: the
+    /// step's own answer (`answer` `None`), or the debug answer named.
+    Envelope {
+        /// The debug request answered, when not the step's own.
+        answer: Option<String>,
+        /// The field.
+        field: EnvelopeField,
+    },
     /// A snapshot component differs.
     State {
         /// The component (`tasks`, `promiseTimeouts`, …).
@@ -41,6 +50,10 @@ impl fmt::Display for Difference {
             }
             Difference::Data(paths) => write!(f, "data:{}", paths.join(",")),
             Difference::RefusedButChanged => f.write_str("refused-but-changed-state"),
+            Difference::Envelope { answer, field } => match answer {
+                None => write!(f, "envelope:{field}"),
+                Some(a) => write!(f, "envelope:{a}.{field}"),
+            },
             Difference::State { component, change } => match change {
                 StateChange::Missing => write!(f, "state:{component}:missing"),
                 StateChange::Extra => write!(f, "state:{component}:extra"),
@@ -97,6 +110,31 @@ impl DiffClass {
 }
 
 impl DiffClass {
+    /// The class of a step of `kind` whose answers departed from the
+    /// protocol's envelope as `departures`, followed by what the model
+    /// found (`model`, when it found anything).
+    pub fn of_envelope(
+        kind: &str,
+        departures: &[EnvelopeDeparture],
+        model: Option<&DiffClass>,
+    ) -> DiffClass {
+        let mut what: Vec<Difference> = Vec::new();
+        for d in departures {
+            let w = Difference::Envelope {
+                answer: (d.answer != kind).then(|| d.answer.clone()),
+                field: d.field,
+            };
+            if !what.contains(&w) {
+                what.push(w);
+            }
+        }
+        what.extend(model.into_iter().flat_map(|c| c.what.iter().cloned()));
+        DiffClass {
+            kind: kind.to_string(),
+            what,
+        }
+    }
+
     /// Its differences broken into single facts: a status change, one data
     /// path, one field of one component, or an entry missing, extra or
     /// multiplied in one component. Two classes that share a fact point at
@@ -150,5 +188,35 @@ mod tests {
             c.to_string(),
             "task.halt [status:200->409; state:tasks.version]"
         );
+    }
+
+    #[test]
+    fn envelope_departures_come_first_named_by_answer_and_field() {
+        let dep = |answer: &str, field| EnvelopeDeparture {
+            answer: answer.into(),
+            field,
+            want: "\"conform-2\"".into(),
+            got: "\"x\"".into(),
+        };
+        let model = DiffClass::of(
+            "promise.get",
+            Some(&(json!({"status": 200}), json!({"status": 404}))),
+            &[],
+        );
+        let c = DiffClass::of_envelope(
+            "promise.get",
+            &[
+                dep("debug.reset", EnvelopeField::CorrId),
+                dep("promise.get", EnvelopeField::CorrId),
+                dep("promise.get", EnvelopeField::CorrId),
+                dep("debug.snap", EnvelopeField::Version),
+            ],
+            Some(&model),
+        );
+        assert_eq!(
+            c.to_string(),
+            "promise.get [envelope:debug.reset.corrId; envelope:corrId; envelope:debug.snap.version; status:200->404]"
+        );
+        assert!(c.facts().contains("envelope:corrId"));
     }
 }

@@ -34,6 +34,7 @@ use model::view::StateView;
 use crate::compare::{diff_state, normalize_response, StateDiff};
 use crate::profile::Profile;
 use crate::snapshot::{Agreement, Snap};
+use crate::target::EnvelopeDeparture;
 
 pub use class::{DiffClass, Difference};
 pub use search::MAX_ATTEMPTS;
@@ -47,6 +48,28 @@ pub struct Divergence {
     pub response: Option<(Value, Value)>,
     /// State differences.
     pub state: Vec<StateDiff>,
+    /// The step's answers' departures from the protocol's envelope.
+    pub envelope: Vec<EnvelopeDeparture>,
+}
+
+impl Divergence {
+    /// The divergence of a step of `kind` whose answers departed from the
+    /// protocol's envelope, whatever the model says: the departures first,
+    /// then what the model found (`model`), if anything.
+    pub fn of_envelope(
+        kind: &str,
+        departures: Vec<EnvelopeDeparture>,
+        model: Option<Divergence>,
+    ) -> Divergence {
+        let class = DiffClass::of_envelope(kind, &departures, model.as_ref().map(|d| &d.class));
+        let (response, state) = model.map_or((None, Vec::new()), |d| (d.response, d.state));
+        Divergence {
+            class,
+            response,
+            state,
+            envelope: departures,
+        }
+    }
 }
 
 /// The outcome of checking one step.
@@ -150,6 +173,7 @@ impl Checker {
             class: DiffClass::of(&step_kind(step), plain.response.as_ref(), &plain.state),
             response: plain.response.clone(),
             state: plain.state.clone(),
+            envelope: Vec::new(),
         };
         let mut checked = self.adopt(plain, false);
         checked.divergence = Some(divergence);

@@ -215,9 +215,10 @@ pub struct MutantsArgs {
 /// Target selection shared by the commands that talk to a server.
 #[derive(Args, Debug, Clone)]
 pub struct TargetArgs {
-    /// Base URL of the target (loopback only, unless
-    /// `--allow-remote-target`). Without it, an embedded reference server
-    /// (`conform serve`) is started on an ephemeral port.
+    /// Base URL of the target: `http://` (this build has no TLS), on a
+    /// loopback address unless `--allow-remote-target`. Without it, an
+    /// embedded reference server (`conform serve`) is started on an
+    /// ephemeral port.
     #[arg(long)]
     pub target: Option<String>,
     /// Allow a target that is not on a loopback address (a CI service
@@ -237,8 +238,9 @@ pub struct TargetArgs {
     /// The target's retry timeout in ms (overrides the profile).
     #[arg(long)]
     pub retry_timeout: Option<u64>,
-    /// Per-request timeout in ms.
-    #[arg(long, default_value_t = runner::repro::DEFAULT_TIMEOUT_MS)]
+    /// Per-request timeout in ms (at least 1).
+    #[arg(long, default_value_t = runner::repro::DEFAULT_TIMEOUT_MS,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout_ms: u64,
     /// Compare responses only, not `debug.snap` after every step.
     #[arg(long)]

@@ -99,7 +99,29 @@ pub(super) fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Se
         profile.retry_timeout = r;
     }
     let check_state = !t.no_state && header.is_none_or(|h| h.check_state());
-    check_target_flag(t)?;
+    // A target given is made first: a URL the library refuses is bad usage,
+    // before anything is started or sent.
+    let timeout = Duration::from_millis(t.timeout_ms);
+    let connect = |url: &str| {
+        if t.allow_remote_target {
+            HttpTarget::any_host(url, timeout)
+        } else {
+            HttpTarget::new(url, timeout)
+        }
+    };
+    let given = match &t.target {
+        Some(url) => Some(connect(url).map_err(|e| bad(format!("--target {e}")))?),
+        None => None,
+    };
+    if let Some(url) = t
+        .target
+        .as_deref()
+        .filter(|u| !runner::target::is_loopback_url(u))
+    {
+        eprintln!(
+            "warning: --allow-remote-target: {url} is not a loopback address; it is wiped with debug.reset before every case"
+        );
+    }
     let (url, server) = match &t.target {
         Some(url) => (url.clone(), None),
         None => {
@@ -115,13 +137,10 @@ pub(super) fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Se
             (h.url(), Some(h))
         }
     };
-    let timeout = Duration::from_millis(t.timeout_ms);
-    let target = if t.allow_remote_target {
-        HttpTarget::any_host(&url, timeout)
-    } else {
-        HttpTarget::new(&url, timeout)
+    let target = match given {
+        Some(t) => t,
+        None => connect(&url).map_err(bad)?,
     }
-    .map_err(fault)?
     .with_dialect(profile.dialect);
     let reach = Reach {
         target: t.target.clone(),
@@ -141,34 +160,6 @@ pub(super) fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Se
         target,
         _server: server,
     })
-}
-
-/// `--target` must be an http(s) URL on a loopback address, unless
-/// `--allow-remote-target` names the risk: anything else is bad usage
-/// (exit 2), never a request.
-fn check_target_flag(t: &TargetArgs) -> Result<(), Failure> {
-    let Some(url) = &t.target else { return Ok(()) };
-    let parsed = url::Url::parse(url).ok().filter(|u| u.host().is_some());
-    if !matches!(
-        parsed.as_ref().map(url::Url::scheme),
-        Some("http" | "https")
-    ) {
-        return Err(bad(format!(
-            "--target {url}: expected an http:// URL such as http://127.0.0.1:8001"
-        )));
-    }
-    if !runner::target::is_loopback_url(url) {
-        if !t.allow_remote_target {
-            return Err(bad(format!(
-                "--target {url}: only loopback addresses (127.0.0.0/8, ::1, localhost) are targets; \
-                 pass --allow-remote-target to check a server elsewhere (it will be wiped with debug.reset)"
-            )));
-        }
-        eprintln!(
-            "warning: --allow-remote-target: {url} is not a loopback address; it is wiped with debug.reset before every case"
-        );
-    }
-    Ok(())
 }
 
 /// Read a trace, mapping a malformed file to a bad input.
@@ -472,14 +463,20 @@ fn check_cmd(a: CheckArgs) -> Result<Verdict, Failure> {
         reach: s.reach.clone(),
     };
     let mut out = std::io::stdout();
-    let summary = verify::check_all(&mut s.target, &files, &cfg, &mut out)
-        .map_err(|e| bad(format!("malformed trace: {e}")))?;
+    let summary = verify::check_all(&mut s.target, &files, &cfg, &mut out);
+    let not_checked = files.len() - summary.cases - summary.malformed.len();
     say!(
-        "{} files, {} passed, {} failed, {} target faults",
-        summary.cases,
+        "{} files, {} passed, {} failed, {} target faults, {} malformed{}",
+        files.len(),
         summary.cases - summary.divergences - summary.faults,
         summary.divergences,
-        summary.faults
+        summary.faults,
+        summary.malformed.len(),
+        if not_checked > 0 {
+            format!(", {not_checked} not checked")
+        } else {
+            String::new()
+        }
     );
     write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
     Ok(summary.verdict())

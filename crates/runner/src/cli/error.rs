@@ -46,6 +46,7 @@ pub fn exit_code(result: Result<Verdict, Failure>) -> ExitCode {
     ExitCode::from(match result {
         Ok(Verdict::Clean) => OK,
         Ok(Verdict::Diverged) => DIVERGED,
+        Ok(Verdict::BadInput) => BAD_INPUT,
         Ok(Verdict::Fault) => TARGET_FAULT,
         Err(e) => {
             eprintln!("error: {e}");

@@ -5,8 +5,6 @@ use std::fmt;
 /// Why a target could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetError {
-    /// The URL is not a loopback address (only loopback targets are allowed).
-    NotLoopback(String),
     /// Nothing answered: refused, reset, or DNS.
     Unreachable(String),
     /// No answer within the request timeout.
@@ -24,7 +22,6 @@ pub enum TargetError {
 impl fmt::Display for TargetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TargetError::NotLoopback(m) => write!(f, "target is not a loopback address: {m}"),
             TargetError::Unreachable(m) => write!(f, "target unreachable: {m}"),
             TargetError::Timeout(m) => write!(f, "target timed out: {m}"),
             TargetError::Garbage(m) => write!(f, "target sent a body that is not JSON: {m}"),

@@ -10,6 +10,8 @@ use serde_json::{json, Value};
 use gen::{Op, Step};
 use model::wire::PROTOCOL_VERSION;
 
+use super::envelope::{self, AnswerHead, EnvelopeDeparture};
+use super::url::{self, UrlError};
 use super::{Dialect, Target, TargetError};
 use crate::snapshot::Snap;
 
@@ -20,52 +22,48 @@ pub struct HttpTarget {
     corr: u64,
     dialect: Dialect,
     timeout: Duration,
-}
-
-/// Whether a URL's host is a loopback address (127.0.0.0/8, ::1, localhost).
-pub fn is_loopback_url(url: &str) -> bool {
-    let Ok(u) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    match u.host() {
-        Some(url::Host::Domain(d)) => d == "localhost",
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    /// Envelope departures not yet asked for (see [`Target::departures`]).
+    departures: Vec<EnvelopeDeparture>,
 }
 
 impl HttpTarget {
-    /// A client for `url` (a loopback address) with a per-request timeout.
-    pub fn new(url: &str, timeout: Duration) -> Result<HttpTarget, TargetError> {
-        if !is_loopback_url(url) {
-            return Err(TargetError::NotLoopback(url.to_string()));
-        }
-        HttpTarget::any_host(url, timeout)
+    /// A client for `url`, which must be a loopback address, with a
+    /// per-request timeout.
+    pub fn new(url: &str, timeout: Duration) -> Result<HttpTarget, UrlError> {
+        HttpTarget::connect(url, false, timeout)
     }
 
     /// A client for `url` on any host: only for a user who said so
     /// (`--allow-remote-target`), since every case wipes the target.
-    pub fn any_host(url: &str, timeout: Duration) -> Result<HttpTarget, TargetError> {
+    pub fn any_host(url: &str, timeout: Duration) -> Result<HttpTarget, UrlError> {
+        HttpTarget::connect(url, true, timeout)
+    }
+
+    /// A client for `url` if [`url::check`] allows it.
+    fn connect(url: &str, allow_remote: bool, timeout: Duration) -> Result<HttpTarget, UrlError> {
+        url::check(url, allow_remote)?;
         let client = reqwest::blocking::Client::builder()
             .timeout(timeout)
             .pool_max_idle_per_host(1)
             .tcp_nodelay(true)
             .build()
-            .map_err(|e| TargetError::Unreachable(e.to_string()))?;
+            .map_err(|e| UrlError::Client(error_chain(&e)))?;
         Ok(HttpTarget {
             url: url.trim_end_matches('/').to_string(),
             client,
             corr: 0,
             dialect: Dialect::Resonate,
             timeout,
+            departures: Vec::new(),
         })
     }
 
     /// Another connection to the same target, with the same dialect and
     /// timeout (a client of a concurrent run). Its `corrId`s are its own.
     pub fn fork(&self) -> Result<HttpTarget, TargetError> {
-        Ok(HttpTarget::any_host(&self.url, self.timeout)?.with_dialect(self.dialect))
+        let t = HttpTarget::any_host(&self.url, self.timeout)
+            .map_err(|e| TargetError::Unreachable(e.to_string()))?;
+        Ok(t.with_dialect(self.dialect))
     }
 
     /// The same target read through `dialect`.
@@ -75,28 +73,34 @@ impl HttpTarget {
     }
 
     /// POST one envelope of `kind` with `data`, stamped with `debug_time`;
-    /// return the response envelope. Non-2xx envelope statuses below 500 are
-    /// answers, not faults.
+    /// return the response envelope. Non-2xx statuses below 500 (and 501)
+    /// are answers, not faults; the answer's envelope departures are kept
+    /// for [`Target::departures`].
     pub fn call(
         &mut self,
         kind: &str,
         data: Value,
         debug_time: Option<u64>,
     ) -> Result<Value, TargetError> {
-        self.corr += 1;
-        let mut head =
-            json!({"corrId": format!("conform-{}", self.corr), "version": PROTOCOL_VERSION});
+        let corr_id = self.next_corr_id();
+        let mut head = json!({"corrId": corr_id, "version": PROTOCOL_VERSION});
         if let Some(t) = debug_time {
             head["resonate:debug_time"] = json!(t);
         }
         let body = json!({"kind": kind, "head": head, "data": data});
-        self.post(kind, &body)
+        let (http, bytes) = self.post_raw(kind, &body)?;
+        let env = Self::envelope(kind, http, &bytes)?;
+        let departures = envelope::judge(kind, &corr_id, http, &AnswerHead::of(&env), &|| {
+            truncate(&env)
+        })?;
+        self.departures.extend(departures);
+        Ok(env)
     }
 
-    /// POST a ready-made envelope.
-    pub fn post(&mut self, kind: &str, body: &Value) -> Result<Value, TargetError> {
-        let (http, bytes) = self.post_raw(kind, body)?;
-        Self::envelope(kind, http, &bytes)
+    /// A fresh `corrId` for the next request.
+    fn next_corr_id(&mut self) -> String {
+        self.corr += 1;
+        format!("conform-{}", self.corr)
     }
 
     /// POST a ready-made envelope; the HTTP status and the body.
@@ -112,40 +116,47 @@ impl HttpTarget {
         Ok((http, bytes.to_vec()))
     }
 
-    /// Read and check a response envelope: JSON, a numeric `head.status`
-    /// below 500 (501 is an answer), a `kind` and a `data`.
+    /// Read a response body as an envelope: JSON, with a `data` (the rest
+    /// of the envelope is [`envelope::judge`]'s).
     fn envelope(kind: &str, http: u16, bytes: &[u8]) -> Result<Value, TargetError> {
         let env: Value = serde_json::from_slice(bytes).map_err(|e| {
             let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
             TargetError::Garbage(format!("{kind}: HTTP {http}, {e}: {shown:?}"))
         })?;
-        let status = envelope_status(&env).ok_or_else(|| {
-            TargetError::BadEnvelope(format!(
-                "{kind}: no numeric head.status in {}",
-                truncate(&env)
-            ))
-        })?;
-        if status >= 500 && status != 501 {
-            return Err(TargetError::ServerError(format!(
-                "{kind}: status {status}: {}",
-                truncate(&env["data"])
-            )));
-        }
-        if !env["kind"].is_string()
-            || !env["data"].is_object() && !env["data"].is_string() && !env["data"].is_array()
-        {
+        if !env["data"].is_object() && !env["data"].is_string() && !env["data"].is_array() {
             return Err(TargetError::BadEnvelope(format!(
-                "{kind}: missing kind or data in {}",
+                "{kind}: no data in {}",
                 truncate(&env)
             )));
         }
         Ok(env)
     }
+
+    /// A debug answer must be 200: the harness cannot drive a target whose
+    /// debug surface refuses.
+    fn debug_ok(kind: &str, env: &Value) -> Result<(), TargetError> {
+        match envelope_status(env) {
+            Some(200) => Ok(()),
+            s => Err(TargetError::NotDebug(format!(
+                "{kind} answered {}: {}",
+                s.map_or("no status".to_string(), |s| s.to_string()),
+                truncate(&env["data"])
+            ))),
+        }
+    }
 }
 
+/// A client of a concurrent run. An answer that breaks the envelope (a
+/// wrong `corrId`, `kind`, `version` or HTTP status) stops the run as a
+/// misbehaving target: the history checker judges what the server did,
+/// not how it spelled the envelope, which a sequential run does.
 impl super::Client for HttpTarget {
     fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError> {
-        Target::send(self, step)
+        let res = Target::send(self, step)?;
+        match self.departures.first() {
+            None => Ok(res),
+            Some(d) => Err(TargetError::BadEnvelope(d.to_string())),
+        }
     }
 }
 
@@ -156,17 +167,19 @@ impl Target for HttpTarget {
 
     /// `debug.start` then `debug.reset`. Refuses a target that does not
     /// answer both with 200: the harness never wipes a server that is not in
-    /// debug mode.
+    /// debug mode. A new case: the departures of an earlier one are gone,
+    /// and those of these two answers go with the case's first step.
     fn start(&mut self) -> Result<(), TargetError> {
+        self.departures.clear();
         for kind in ["debug.start", "debug.reset"] {
             let env = self.call(kind, json!({}), None).map_err(|e| match e {
                 TargetError::Unreachable(_) | TargetError::Timeout(_) => e,
                 other => TargetError::NotDebug(other.to_string()),
             })?;
-            let status = envelope_status(&env).unwrap_or(0);
-            if status != 200 {
+            if envelope_status(&env) != Some(200) {
                 return Err(TargetError::NotDebug(format!(
-                    "{kind} answered {status} ({}); start the server in debug mode",
+                    "{kind} answered {} ({}); start the server in debug mode",
+                    envelope_status(&env).map_or("no status".to_string(), |s| s.to_string()),
                     truncate(&env["data"])
                 )));
             }
@@ -176,10 +189,7 @@ impl Target for HttpTarget {
 
     fn reset(&mut self) -> Result<(), TargetError> {
         let env = self.call("debug.reset", json!({}), None)?;
-        match envelope_status(&env) {
-            Some(200) => Ok(()),
-            s => Err(TargetError::NotDebug(format!("debug.reset answered {s:?}"))),
-        }
+        Self::debug_ok("debug.reset", &env)
     }
 
     /// A request as its envelope stamped with `now`; a tick as
@@ -194,13 +204,8 @@ impl Target for HttpTarget {
             }
             Op::Tick => {
                 let env = self.call("debug.tick", json!({"time": step.now}), Some(step.now))?;
-                match envelope_status(&env) {
-                    Some(200) => Ok(None),
-                    s => Err(TargetError::BadEnvelope(format!(
-                        "debug.tick answered {s:?}: {}",
-                        truncate(&env["data"])
-                    ))),
-                }
+                Self::debug_ok("debug.tick", &env)?;
+                Ok(None)
             }
         }
     }
@@ -222,29 +227,47 @@ impl Target for HttpTarget {
             .collect()
     }
 
-    /// `debug.snap`: the target's whole state.
+    /// `debug.snap`: the target's whole state. A canonical body is read
+    /// straight into types (its head judged as every answer's is); any
+    /// other, or one that does not fit them, as JSON.
     fn snap(&mut self) -> Result<Snap, TargetError> {
-        self.corr += 1;
-        let head = json!({"corrId": format!("conform-{}", self.corr), "version": PROTOCOL_VERSION});
-        let body = json!({"kind": "debug.snap", "head": head, "data": {}});
-        let (http, bytes) = self.post_raw("debug.snap", &body)?;
-        if http == 200 && self.dialect.is_canonical() {
-            if let Ok(snap) = Snap::from_envelope(&bytes) {
-                return Ok(snap);
+        const KIND: &str = "debug.snap";
+        let corr_id = self.next_corr_id();
+        let head = json!({"corrId": corr_id, "version": PROTOCOL_VERSION});
+        let body = json!({"kind": KIND, "head": head, "data": {}});
+        let (http, bytes) = self.post_raw(KIND, &body)?;
+        if self.dialect.is_canonical() {
+            if let Ok((answer, snap)) = Snap::from_envelope(&bytes) {
+                if answer.status() == Some(200) {
+                    let shown =
+                        || String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned();
+                    let departures = envelope::judge(KIND, &corr_id, http, &answer, &shown)?;
+                    self.departures.extend(departures);
+                    return Ok(snap);
+                }
             }
         }
-        let env = Self::envelope("debug.snap", http, &bytes)?;
-        match (envelope_status(&env), env.get("data")) {
-            (Some(200), Some(data)) if data.is_object() => {
+        let env = Self::envelope(KIND, http, &bytes)?;
+        let departures = envelope::judge(KIND, &corr_id, http, &AnswerHead::of(&env), &|| {
+            truncate(&env)
+        })?;
+        self.departures.extend(departures);
+        Self::debug_ok(KIND, &env)?;
+        match env.get("data") {
+            Some(data) if data.is_object() => {
                 let mut data = data.clone();
                 self.dialect.snapshot(&mut data);
                 Ok(Snap::from_json(data))
             }
-            (s, _) => Err(TargetError::BadEnvelope(format!(
-                "debug.snap answered {s:?}: {}",
+            _ => Err(TargetError::BadEnvelope(format!(
+                "{KIND}: data is not an object: {}",
                 truncate(&env)
             ))),
         }
+    }
+
+    fn departures(&mut self) -> Vec<EnvelopeDeparture> {
+        std::mem::take(&mut self.departures)
     }
 }
 

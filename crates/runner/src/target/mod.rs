@@ -5,14 +5,18 @@
 //! model, or the model with planted bugs) share every line of it.
 //!
 //! What may live behind the trait: transport, the target's debug surface,
-//! and translation of its wire and snapshot into the canonical form.
-//! What may not: comparison, latitude, or any knowledge of what the model
-//! expects. A target reports what it did; the checker judges it.
+//! the envelope's echo against what was sent ([`EnvelopeDeparture`]), and
+//! translation of its wire and snapshot into the canonical form. What may
+//! not: comparison with the model, latitude, or any knowledge of what the
+//! model expects. A target reports what it did; the step loop and the
+//! checker judge it.
 
 mod dialect;
+mod envelope;
 mod error;
 mod http;
 mod local;
+mod url;
 
 use serde_json::Value;
 
@@ -20,9 +24,11 @@ use gen::Step;
 
 use crate::snapshot::Snap;
 
+pub use self::url::{check as check_url, is_loopback_url, UrlError};
 pub use dialect::Dialect;
+pub use envelope::{AnswerHead, EnvelopeDeparture, EnvelopeField, HeadFields};
 pub use error::TargetError;
-pub use http::{envelope_status, is_loopback_url, HttpTarget};
+pub use http::{envelope_status, HttpTarget};
 pub use local::{LocalServer, LocalTarget};
 
 /// One client of a concurrent run: it only sends steps, on a connection of
@@ -62,5 +68,15 @@ pub trait Target {
             "{} takes one client at a time; a concurrent run needs a server over HTTP",
             self.describe()
         )))
+    }
+    /// The envelope departures of its answers since the last call: fields
+    /// of well-formed answers that break the protocol's envelope rules
+    /// (`corrId`, `kind`, `version`, the HTTP status; see
+    /// [`EnvelopeDeparture`]). The step loop asks after every step, so each
+    /// is judged as a divergence of the step it belongs to; those of
+    /// [`Target::start`]'s answers go with the case's first step. A target
+    /// with no wire (in process) has none.
+    fn departures(&mut self) -> Vec<EnvelopeDeparture> {
+        Vec::new()
     }
 }

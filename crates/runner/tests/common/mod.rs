@@ -107,34 +107,19 @@ fn serve_conn(
 ) -> bool {
     let mut reader = BufReader::new(conn.try_clone().expect("clone"));
     loop {
-        let mut len = 0usize;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return false;
-            }
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; len];
-        if reader.read_exact(&mut body).is_err() {
+        let Some(body) = read_request(&mut reader) else {
             return false;
-        }
+        };
         let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
         let kind = req["kind"].as_str().unwrap_or("").to_string();
+        let corr = req["head"]["corrId"].clone();
         let n = count.fetch_add(1, Ordering::SeqCst);
         let (status, text) = if let (Some(up), true) =
             (upstream, kind.starts_with("debug.") || n < after)
         {
             forward(up, &body)
         } else if kind.starts_with("debug.") || n < after {
-            (200, serde_json::json!({"kind": kind, "head": {"corrId": "x", "status": 200, "version": "2026-04-01"}, "data": {}}).to_string())
+            (200, serde_json::json!({"kind": kind, "head": {"corrId": corr, "status": 200, "version": "2026-04-01"}, "data": {}}).to_string())
         } else {
             match mode {
                 Misbehave::Garbage => (200, "not json".to_string()),
@@ -143,15 +128,79 @@ fn serve_conn(
                     return false;
                 }
                 Misbehave::Die => return true,
-                Misbehave::ServerError => (500, serde_json::json!({"kind": kind, "head": {"corrId": "x", "status": 500, "version": "2026-04-01"}, "data": "boom"}).to_string()),
+                Misbehave::ServerError => (500, serde_json::json!({"kind": kind, "head": {"corrId": corr, "status": 500, "version": "2026-04-01"}, "data": "boom"}).to_string()),
                 Misbehave::NotEnvelope => (200, "[1,2,3]".to_string()),
             }
         };
-        let resp = format!("HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{text}", text.len());
-        if conn.write_all(resp.as_bytes()).is_err() {
+        if respond(&mut conn, status, &text).is_err() {
             return false;
         }
     }
+}
+
+/// One HTTP request's body off a keep-alive connection (`None` at its end).
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
+    let mut len = 0usize;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return None;
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).ok()?;
+    Some(body)
+}
+
+/// Answer with `status` and a JSON `text`.
+fn respond(conn: &mut TcpStream, status: u16, text: &str) -> std::io::Result<()> {
+    let resp = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{text}",
+        text.len()
+    );
+    conn.write_all(resp.as_bytes())
+}
+
+/// How a rewriting proxy changes an answer: given the request's kind, the
+/// HTTP status and the response envelope, both changeable.
+pub type Rewrite = fn(&str, &mut u16, &mut serde_json::Value);
+
+/// A proxy in front of `upstream` that passes every request on and
+/// rewrites every answer with `rewrite` (a server departing from the
+/// protocol's envelope, on purpose).
+pub fn rewriting_proxy(upstream: &str, rewrite: Rewrite) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let upstream = upstream.to_string();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let upstream = upstream.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().expect("clone"));
+                while let Some(body) = read_request(&mut reader) {
+                    let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                    let kind = req["kind"].as_str().unwrap_or("").to_string();
+                    let (mut status, text) = forward(&upstream, &body);
+                    let mut env: serde_json::Value =
+                        serde_json::from_str(&text).expect("upstream answers JSON");
+                    rewrite(&kind, &mut status, &mut env);
+                    if respond(&mut conn, status, &env.to_string()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
 }
 
 /// A loopback URL where nothing listens.

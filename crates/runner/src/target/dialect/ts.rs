@@ -4,6 +4,11 @@
 //! | difference | TS server | canonical |
 //! |---|---|---|
 //! | a task's `resumes` (responses and snapshot) | the list of awaited ids, `"resumes": ["p1", "p2"]` | the count, `"resumes": 2`; in the snapshot the ids also as `resumes` entries `{id, awaited}` |
+//!
+//! A response keeps only the count: the spec's `TaskRecord.resumes` is a
+//! count (types.lean), so that is all the spec defines there and all the
+//! model can answer; the ids are held to the spec through the snapshot's
+//! `resumes` component, which the model does define.
 
 use serde_json::{json, Value};
 
