@@ -21,6 +21,7 @@ pub mod golden;
 pub mod latitude;
 pub mod mutants;
 pub mod profile;
+pub mod recorded;
 pub mod render;
 pub mod replay;
 pub mod report;

@@ -124,6 +124,10 @@ pub struct Summary {
     pub known: usize,
     /// Cases where a baseline deviation did not show (possibly fixed).
     pub possibly_fixed: usize,
+    /// `check`: steps with a compared part (the response, or the state
+    /// when compared) that their golden line does not record, judged by
+    /// the model instead.
+    pub unrecorded: u64,
     /// Validation probes (`--probe-validation`): per kind and rule, how
     /// many were sent and how many the target refused.
     pub validation: Vec<ProbeStat>,
@@ -228,6 +232,7 @@ impl Summary {
                 .iter()
                 .filter(|r| matches!(r.status, CaseStatus::PossiblyFixed { .. }))
                 .count(),
+            unrecorded: 0,
             validation: Vec::new(),
             case_reports,
         }

@@ -1,13 +1,18 @@
-//! `conform check`: replay golden files against a target and compare its
-//! answers with the recorded ones, with the normalisation of `run`.
+//! `conform check`: replay golden files against a target and hold its
+//! answers to the recorded ones, with the normalisation of `run`.
 //!
-//! The recorded answers are the verdict. Golden files are latitude-free (a
-//! tick precedes every request that would run with a due timeout), so a
-//! conforming target matches them as they are; when one does not, the
-//! same latitude search as `run` asks whether firing due timeouts the spec
-//! allows explains the target (e.g. a different firing order within a
-//! tick). If it does, the rest of that file is checked against the model,
-//! which has adopted the target's schedule ([`Expect::Recorded`]).
+//! The recorded answers are the verdict ([`crate::recorded`]): a step
+//! passes when the target matches its line's records. Golden files are
+//! latitude-free (a tick precedes every request that would run with a due
+//! timeout), so a conforming target matches them as they are. Where it does
+//! not, a record the spec's model does not reproduce (edited, or written by
+//! something else) binds: the step diverges against it. A record that is
+//! the model's own answer leaves the mismatch to the model, with the same
+//! latitude search and baseline as `run`: firing due timeouts in another
+//! allowed order, or a known departure, passes, and from then on the model,
+//! which has adopted the target's schedule, judges what the records (made
+//! on the plain schedule) no longer describe. A part of a step its line
+//! does not record is judged by the model, and the summary counts them.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -91,6 +96,7 @@ pub fn check_all(
     let started = Instant::now();
     let mut checker = Checker::with_deviations(cfg.profile.clone(), cfg.deviations.clone());
     let mut reports = Vec::new();
+    let mut unrecorded = 0;
     for (n, f) in files.iter().enumerate() {
         let (t, recomputed) = load(f, cfg.profile.retry_timeout)?;
         if recomputed {
@@ -111,6 +117,7 @@ pub fn check_all(
                 check_state: cfg.reach.check_state,
             },
         );
+        unrecorded += ex.unrecorded;
         let status = match (&ex.fault, &ex.divergence) {
             (Some(e), _) => {
                 let _ = writeln!(out, "TARGET FAULT on {}: {e}", f.display());
@@ -157,12 +164,14 @@ pub fn check_all(
             status,
         });
     }
-    Ok(Summary::new(
+    let mut summary = Summary::new(
         0,
         &target.describe(),
         &cfg.profile.name,
         reports,
         started.elapsed(),
         &checker,
-    ))
+    );
+    summary.unrecorded = unrecorded;
+    Ok(summary)
 }

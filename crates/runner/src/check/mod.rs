@@ -47,6 +47,29 @@ pub struct Divergence {
     pub response: Option<(Value, Value)>,
     /// State differences.
     pub state: Vec<StateDiff>,
+    /// What the target was held to.
+    pub judge: Judge,
+}
+
+/// What a divergence holds the target to: the model's answer (with its
+/// latitude and baseline), or a golden file's record the model does not
+/// reproduce (`check`: the records are the verdict).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judge {
+    /// The checker's model.
+    Model,
+    /// A golden file's record.
+    Record,
+}
+
+impl Judge {
+    /// How diffs name this side (`- model`, `- record`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Judge::Model => "model",
+            Judge::Record => "record",
+        }
+    }
 }
 
 /// The outcome of checking one step.
@@ -150,6 +173,7 @@ impl Checker {
             class: DiffClass::of(&step_kind(step), plain.response.as_ref(), &plain.state),
             response: plain.response.clone(),
             state: plain.state.clone(),
+            judge: Judge::Model,
         };
         let mut checked = self.adopt(plain, false);
         checked.divergence = Some(divergence);

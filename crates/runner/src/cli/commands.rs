@@ -462,6 +462,12 @@ fn check_cmd(a: CheckArgs) -> Result<Verdict, Failure> {
         summary.divergences,
         summary.faults
     );
+    if summary.unrecorded > 0 {
+        say!(
+            "  {} steps had a part their golden line does not record (a response, or the state when compared): judged by the model",
+            summary.unrecorded
+        );
+    }
     write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
     Ok(summary.verdict())
 }
