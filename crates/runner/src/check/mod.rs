@@ -36,7 +36,7 @@ use crate::profile::Profile;
 use crate::snapshot::{Agreement, Snap};
 
 pub use class::{DiffClass, Difference};
-pub use search::MAX_ATTEMPTS;
+pub use search::{MAX_ATTEMPTS, PHASE_BUDGET};
 
 /// A divergence at one step.
 #[derive(Clone, Debug, PartialEq)]
