@@ -152,7 +152,7 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
                 true
             }
             CaseStatus::Diverged { .. } | CaseStatus::PossiblyFixed { .. } => cfg.fail_fast,
-            CaseStatus::Known { .. } => false,
+            CaseStatus::Known { .. } | CaseStatus::Skipped { .. } => false,
         };
         reports.push(CaseReport {
             name: None,

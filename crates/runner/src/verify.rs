@@ -47,6 +47,53 @@ pub fn golden_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(v)
 }
 
+/// A file holding requests of kinds the profile leaves out is not run (the
+/// target does not implement them, as `run` never generates them): it is
+/// skipped and listed, with those kinds.
+fn skip_omitted(t: &Trace, f: &Path, profile: &Profile, out: &mut dyn Write) -> Option<CaseStatus> {
+    let mut kinds: Vec<String> = t
+        .lines
+        .iter()
+        .filter_map(|l| match &l.step.op {
+            gen::Op::Request(r) => Some(r.kind().to_string()),
+            gen::Op::Tick => None,
+        })
+        .filter(|k| profile.omit_kinds.contains(k))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    if kinds.is_empty() {
+        return None;
+    }
+    let _ = writeln!(
+        out,
+        "skip {}: kinds the profile leaves out: {}",
+        f.display(),
+        kinds.join(", ")
+    );
+    Some(CaseStatus::Skipped { kinds })
+}
+
+/// The retry timeouts `files` were recorded with, from their headers (a
+/// file without one, or unreadable, says nothing here: reading it is the
+/// check's business), for the precedence of
+/// [`crate::profile::RetryTimeout::resolve`].
+pub fn recorded_retry_timeouts(files: &[PathBuf]) -> Vec<(String, u64)> {
+    use std::io::BufRead;
+    files
+        .iter()
+        .filter_map(|f| {
+            let file = std::fs::File::open(f).ok()?;
+            let mut first = String::new();
+            std::io::BufReader::new(file).read_line(&mut first).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&first).ok()?;
+            v.get("kind")?.as_str().filter(|k| *k == "header")?;
+            let ms = v.pointer("/options/retryTimeout")?.as_u64()?;
+            Some((f.display().to_string(), ms))
+        })
+        .collect()
+}
+
 /// What `conform check` was asked.
 #[derive(Clone, Debug)]
 pub struct CheckConfig {
@@ -106,6 +153,18 @@ pub fn check_all(
                 f.display(),
                 cfg.profile.retry_timeout
             );
+        }
+        if let Some(status) = skip_omitted(&t, f, &cfg.profile, out) {
+            reports.push(CaseReport {
+                name: f.file_stem().map(|s| s.to_string_lossy().into_owned()),
+                case: n as u64,
+                seed: t.header.seed.unwrap_or(0),
+                steps: 0,
+                latitude: 0,
+                seconds: 0.0,
+                status,
+            });
+            continue;
         }
         let file_started = Instant::now();
         let ex = execute(

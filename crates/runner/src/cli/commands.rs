@@ -8,7 +8,7 @@ use std::time::Duration;
 use deviate::Deviation;
 use runner::baseline::Baseline;
 use runner::check::Checker;
-use runner::profile::Profile;
+use runner::profile::{Profile, RetryTimeout};
 use runner::replay::{self, ShrunkFile};
 use runner::report::{self, Summary, Verdict};
 use runner::repro::Reach;
@@ -64,6 +64,8 @@ struct Setup {
     reach: Reach,
     url: String,
     target: HttpTarget,
+    /// The retry timeout in effect and where it came from (first line).
+    retry: RetryTimeout,
     _server: Option<ServerHandle>,
 }
 
@@ -73,14 +75,43 @@ impl Setup {
     }
 }
 
-/// Load the profile (its retry timeout overridden by `--retry-timeout`,
-/// else by what a trace was recorded with), check `--target`, start the
-/// embedded reference server when none is given, and connect.
-fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failure> {
-    let mut profile = match &t.profile {
-        Some(p) => Profile::load(p).map_err(bad)?,
-        None => Profile::default(),
+/// What the input files say about how they were made.
+#[derive(Default)]
+struct Recorded {
+    /// A trace run without state comparison.
+    no_state: bool,
+    /// The retry timeouts they were recorded with (file, ms).
+    retry: Vec<(String, u64)>,
+}
+
+impl Recorded {
+    fn trace(file: &Path, t: &trace::Trace) -> Recorded {
+        Recorded {
+            no_state: !t.header.check_state(),
+            retry: t
+                .header
+                .options
+                .retry_timeout
+                .map(|ms| (file.display().to_string(), ms))
+                .into_iter()
+                .collect(),
+        }
+    }
+}
+
+/// Load the profile, settle the retry timeout by the one precedence of
+/// every command ([`RetryTimeout::resolve`]: `--retry-timeout`, then
+/// `--profile`, then what the files were recorded with), check `--target`,
+/// start the embedded reference server when none is given, and connect.
+fn setup(t: &TargetArgs, recorded: &Recorded) -> Result<Setup, Failure> {
+    let named = match &t.profile {
+        Some(p) => Some(Profile::load(p).map_err(bad)?),
+        None => None,
     };
+    let retry =
+        RetryTimeout::resolve(t.retry_timeout, named.as_ref(), &recorded.retry).map_err(bad)?;
+    let mut profile = named.unwrap_or_default();
+    profile.retry_timeout = retry.ms;
     let (baseline_name, deviations) = match &t.baseline {
         Some(b) => {
             let (b, devs) = Baseline::load(b).map_err(bad)?;
@@ -88,14 +119,7 @@ fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failur
         }
         None => (None, Vec::new()),
     };
-    // The flag wins, then what the trace was run with, then the profile.
-    if let Some(r) = t
-        .retry_timeout
-        .or(header.and_then(|h| h.options.retry_timeout))
-    {
-        profile.retry_timeout = r;
-    }
-    let check_state = !t.no_state && header.is_none_or(|h| h.check_state());
+    let check_state = !t.no_state && !recorded.no_state;
     check_target_flag(t)?;
     let (url, server) = match &t.target {
         Some(url) => (url.clone(), None),
@@ -136,6 +160,7 @@ fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failur
         reach,
         url,
         target,
+        retry,
         _server: server,
     })
 }
@@ -227,7 +252,7 @@ fn serve_cmd(a: ServeArgs) -> Result<Verdict, Failure> {
 }
 
 fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
-    let mut s = setup(&a.target, None)?;
+    let mut s = setup(&a.target, &Recorded::default())?;
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -262,7 +287,7 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
         if s.reach.target.is_none() { format!("{} (embedded)", cfg.target) } else { cfg.target.clone() },
         cfg.profile.name,
         cfg.baseline.as_ref().map_or("none", |b| b.name.as_str()),
-        cfg.profile.retry_timeout,
+        s.retry,
         if s.reach.check_state { "on" } else { "off" },
         if cfg.shrink { format!("{}s", a.shrink_time) } else { "off".into() },
         s.reach.timeout_ms,
@@ -281,20 +306,23 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
 
 fn replay_cmd(a: ReplayArgs) -> Result<Verdict, Failure> {
     let t = read_trace(&a.file)?;
-    let mut s = setup(&a.target, Some(&t.header))?;
+    let mut s = setup(&a.target, &Recorded::trace(&a.file, &t))?;
     let mut checker = s.checker();
-    let ex = replay::replay(&mut s.target, &mut checker, &t, s.reach.check_state);
     let embedded = if s.reach.target.is_none() {
         " (embedded reference server)"
     } else {
         ""
     };
     say!(
-        "replay {} ({} steps) against {}{embedded}",
+        "replay {} ({} steps) against {}{embedded} profile {} retry-timeout {} state {}",
         a.file.display(),
         t.lines.len(),
-        s.url
+        s.url,
+        s.profile.name,
+        s.retry,
+        if s.reach.check_state { "on" } else { "off" },
     );
+    let ex = replay::replay(&mut s.target, &mut checker, &t, s.reach.check_state);
     if t.header.spec != model::SPEC_COMMIT {
         say!(
             "note: recorded against spec {}, this model is spec {}",
@@ -333,7 +361,17 @@ fn replay_cmd(a: ReplayArgs) -> Result<Verdict, Failure> {
 
 fn shrink_cmd(a: ShrinkArgs) -> Result<Verdict, Failure> {
     let t = read_trace(&a.file)?;
-    let mut s = setup(&a.target, Some(&t.header))?;
+    let mut s = setup(&a.target, &Recorded::trace(&a.file, &t))?;
+    say!(
+        "conform {} shrink {} against {} profile {} retry-timeout {} state {} shrink-time {}s",
+        env!("CARGO_PKG_VERSION"),
+        a.file.display(),
+        s.url,
+        s.profile.name,
+        s.retry,
+        if s.reach.check_state { "on" } else { "off" },
+        a.shrink_time
+    );
     let mut checker = s.checker();
     let opts = ShrinkOptions {
         check_state: s.reach.check_state,
@@ -439,13 +477,21 @@ fn check_cmd(a: CheckArgs) -> Result<Verdict, Failure> {
         Ok(_) => return Err(bad(format!("no .ndjson files in {}", a.path.display()))),
         Err(e) => return Err(bad(format!("{}: {e}", a.path.display()))),
     };
-    let mut s = setup(&a.target, None)?;
+    let recorded = Recorded {
+        no_state: false,
+        retry: verify::recorded_retry_timeouts(&files),
+    };
+    let mut s = setup(&a.target, &recorded)?;
     say!(
-        "conform {} check {} ({} files) against {}",
+        "conform {} check {} ({} files) against {} profile {} baseline {} retry-timeout {} state {}",
         env!("CARGO_PKG_VERSION"),
         a.path.display(),
         files.len(),
-        s.url
+        s.url,
+        s.profile.name,
+        s.baseline.as_ref().map_or("none", |b| b.name.as_str()),
+        s.retry,
+        if s.reach.check_state { "on" } else { "off" },
     );
     let cfg = verify::CheckConfig {
         profile: s.profile.clone(),
@@ -456,12 +502,24 @@ fn check_cmd(a: CheckArgs) -> Result<Verdict, Failure> {
     let summary = verify::check_all(&mut s.target, &files, &cfg, &mut out)
         .map_err(|e| bad(format!("malformed trace: {e}")))?;
     say!(
-        "{} files, {} passed, {} failed, {} target faults",
+        "{} files, {} passed, {} failed, {} target faults{}",
         summary.cases,
-        summary.cases - summary.divergences - summary.faults,
+        summary.cases - summary.divergences - summary.faults - summary.skipped,
         summary.divergences,
-        summary.faults
+        summary.faults,
+        if summary.skipped > 0 {
+            format!(
+                ", {} skipped (kinds the profile leaves out: {})",
+                summary.skipped,
+                summary.omitted_kinds.join(", ")
+            )
+        } else {
+            String::new()
+        }
     );
+    if summary.verdict() == Verdict::Empty {
+        say!("nothing was checked: every file was skipped");
+    }
     if summary.unrecorded > 0 {
         say!(
             "  {} steps had a part their golden line does not record (a response, or the state when compared): judged by the model",

@@ -47,6 +47,8 @@ pub fn exit_code(result: Result<Verdict, Failure>) -> ExitCode {
         Ok(Verdict::Clean) => OK,
         Ok(Verdict::Diverged) => DIVERGED,
         Ok(Verdict::Fault) => TARGET_FAULT,
+        // Nothing to check is an input that checks nothing.
+        Ok(Verdict::Empty) => BAD_INPUT,
         Err(e) => {
             eprintln!("error: {e}");
             match e {
