@@ -9,7 +9,7 @@ use deviate::Deviation;
 use runner::baseline::Baseline;
 use runner::check::Checker;
 use runner::profile::{Profile, RetryTimeout};
-use runner::replay::{self, ShrunkFile};
+use runner::replay::{self, ShrinkFileError, ShrunkFile};
 use runner::report::{self, Summary, Verdict};
 use runner::repro::Reach;
 use runner::run::{self, RunConfig};
@@ -19,7 +19,7 @@ use runner::target::HttpTarget;
 use runner::{export, golden, mutants, trace, verify};
 
 use super::args::*;
-use super::error::{bad, fault, Failure};
+use super::error::{bad, fault, io, Failure};
 
 /// `println!` that does not panic when stdout is closed (`| head`).
 macro_rules! say {
@@ -204,16 +204,25 @@ fn read_trace(path: &Path) -> Result<trace::Trace, Failure> {
     })
 }
 
-fn write_reports(s: &Summary, junit: Option<&Path>, json: Option<&Path>) {
-    if let Some(p) = junit {
-        if let Err(e) = report::write_junit(p, s) {
-            eprintln!("error: cannot write {}: {e}", p.display());
+/// Write the reports asked for (each is attempted); the first that cannot
+/// be written is an IO failure naming its path.
+fn write_reports(s: &Summary, junit: Option<&Path>, json: Option<&Path>) -> Result<(), Failure> {
+    let junit = junit.map_or(Ok(()), |p| report::write_junit(p, s).map_err(|e| io(p, e)));
+    let json = json.map_or(Ok(()), |p| report::write_json(p, s).map_err(|e| io(p, e)));
+    junit.and(json)
+}
+
+/// The command's result once its files are written: a target fault still
+/// wins (the write error is printed); otherwise a file that could not be
+/// written is the result (exit 4), since what was asked is missing.
+fn finish(verdict: Verdict, written: Result<(), Failure>) -> Result<Verdict, Failure> {
+    match written {
+        Ok(()) => Ok(verdict),
+        Err(e) if verdict == Verdict::Fault => {
+            eprintln!("error: {e}");
+            Ok(verdict)
         }
-    }
-    if let Some(p) = json {
-        if let Err(e) = report::write_json(p, s) {
-            eprintln!("error: cannot write {}: {e}", p.display());
-        }
+        Err(e) => Err(e),
     }
 }
 
@@ -300,8 +309,8 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
         say!("reproduce the run: {}", cfg.rerun_command(None));
     }
     summary.print(&mut out);
-    write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
-    Ok(summary.verdict())
+    let written = write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
+    finish(summary.verdict(), written)
 }
 
 fn replay_cmd(a: ReplayArgs) -> Result<Verdict, Failure> {
@@ -387,7 +396,11 @@ fn shrink_cmd(a: ShrinkArgs) -> Result<Verdict, Failure> {
         a.out.as_deref(),
         &mut out,
     );
-    match shrunk.map_err(fault)? {
+    let shrunk = shrunk.map_err(|e| match e {
+        ShrinkFileError::Target(e) => fault(e),
+        ShrinkFileError::Save(m) => Failure::Io(m),
+    })?;
+    match shrunk {
         ShrunkFile::NoDivergence(_) => {
             say!(
                 "{} does not diverge against {}: nothing to shrink",
@@ -426,7 +439,12 @@ fn shrink_cmd(a: ShrinkArgs) -> Result<Verdict, Failure> {
                 let _ = write!(out, "{}", runner::render::paint(&shown));
             }
             say!("replay: {}", s.reach.replay_command(&path));
-            Ok(Verdict::Diverged)
+            match &r.fault {
+                Some(e) => Err(fault(format!(
+                    "{e} (while shrinking; the smallest form found so far is saved above)"
+                ))),
+                None => Ok(Verdict::Diverged),
+            }
         }
     }
 }
@@ -526,8 +544,8 @@ fn check_cmd(a: CheckArgs) -> Result<Verdict, Failure> {
             summary.unrecorded
         );
     }
-    write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
-    Ok(summary.verdict())
+    let written = write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
+    finish(summary.verdict(), written)
 }
 
 fn export_cmd(a: ExportArgs) -> Result<Verdict, Failure> {
@@ -624,49 +642,18 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
         } else {
             mutants::hunt_through_baseline(bug, &cfg)
         };
-        let outcome = match &row.kill {
-            Some(k) => format!(
-                "killed{} at step {} ({:.3}s), shrunk to {} (minimal {})",
-                if k.slow { " slowly" } else { "" },
-                k.steps,
-                k.seconds,
-                k.shrunk,
-                row.minimal
-            ),
-            None if row.equivalent => {
-                "equivalent: this baseline's departures leave it nothing to change (the same answers and states on 300 traces)".to_string()
-            }
-            None => "SURVIVED".to_string(),
-        };
-        say!("  {:<34} {outcome}", row.name);
+        say!("  {:<34} {}", row.name, mutants::outcome(&row));
         rows.push(row);
     }
     let _ = write!(std::io::stdout(), "{}", mutants::table(&rows));
-    if let Some(p) = &a.report {
-        let json: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "bug": r.name, "spec": r.spec, "minimal": r.minimal,
-                    "killed": r.kill.is_some(), "equivalent": r.equivalent, "slow": r.kill.as_ref().is_some_and(|k| k.slow), "steps": r.kill.as_ref().map_or(r.steps, |k| k.steps),
-                    "seconds": r.kill.as_ref().map(|k| k.seconds),
-                    "class": r.kill.as_ref().map(|k| k.class.clone()),
-                    "shrunk": r.kill.as_ref().map(|k| k.shrunk),
-                    "shrinkSeconds": r.kill.as_ref().map(|k| k.shrink_seconds),
-                })
-            })
-            .collect();
-        std::fs::write(
-            p,
-            serde_json::to_string_pretty(&json).unwrap_or_default() + "\n",
-        )
-        .map_err(|e| bad(format!("cannot write {}: {e}", p.display())))?;
+    let verdict = mutants::verdict(&rows);
+    match &a.report {
+        Some(p) => finish(
+            verdict,
+            mutants::write_report(p, &rows).map_err(|e| io(p, e)),
+        ),
+        None => Ok(verdict),
     }
-    Ok(if rows.iter().all(|r| r.kill.is_some() || r.equivalent) {
-        Verdict::Clean
-    } else {
-        Verdict::Diverged
-    })
 }
 
 /// Within this factor of the clean server's steps to detection, a
