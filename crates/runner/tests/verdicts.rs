@@ -92,6 +92,21 @@ fn the_retry_timeout_is_the_flag_then_the_profile_then_the_recording_printed_fir
         .next()
         .unwrap()
         .contains("retry-timeout 30000 (profile resonate)"));
+    let (code, out, _) = run(conform().args([
+        "mutants",
+        "--mutant",
+        "delay-ignored",
+        "--shrink-time",
+        "1",
+        "--profile",
+        "resonate",
+    ]));
+    assert_eq!(code, 0, "{out}");
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.contains("retry-timeout 30000 (profile resonate)"),
+        "{first}"
+    );
 }
 
 #[test]

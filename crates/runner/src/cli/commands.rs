@@ -591,17 +591,22 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
             None => Profile::default(),
         },
     };
+    // No flag and no recording here: the profile's, or the default.
+    let named = a.profile.is_some().then_some(&cfg.profile);
+    let retry = RetryTimeout::resolve(None, named, &[]).map_err(bad)?;
     if a.versus_clean {
         return detection_cmd(&a, bugs, &cfg);
     }
     say!(
-        "conform {} mutants: {} bugs, seed {} steps {} budget {} steps, shrink {}s, {}{}",
+        "conform {} mutants: {} bugs, seed {} steps {} budget {} steps, shrink {}s, profile {} retry-timeout {}, {}{}",
         env!("CARGO_PKG_VERSION"),
         bugs.len(),
         a.seed,
         a.steps,
         a.budget_steps,
         a.shrink_time,
+        cfg.profile.name,
+        retry,
         if a.http { "over HTTP" } else { "in process" },
         a.baseline
             .as_ref()
