@@ -69,7 +69,8 @@ impl Checker {
         };
         for before in befores {
             if !budget.spend() {
-                return None;
+                // The after phase has its own budget: still try it.
+                break;
             }
             let a = self.attempt(step, &before, &[], res, snap);
             if a.fits() {
