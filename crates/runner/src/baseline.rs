@@ -51,11 +51,24 @@ impl Baseline {
     /// A built-in baseline by name or a baseline file by path; the error
     /// names the file (or the known names), the JSON position, or the
     /// unknown deviation.
+    /// A baseline file without a `name` is named by its path; one listing
+    /// a deviation twice is refused (the model would apply it twice).
     pub fn load(name_or_path: &str) -> Result<(Baseline, Vec<&'static Deviation>), String> {
-        let (origin, b): (String, Baseline) =
+        let (origin, mut b): (String, Baseline) =
             crate::builtin::load(name_or_path, BUILT_IN, "baseline")?;
+        if let Some(d) = b
+            .deviations
+            .iter()
+            .enumerate()
+            .find_map(|(i, d)| b.deviations[..i].contains(d).then_some(d))
+        {
+            return Err(format!("{origin}: deviation `{d}` is listed twice"));
+        }
         let devs =
             deviate::catalogue::resolve(&b.deviations).map_err(|e| format!("{origin}: {e}"))?;
+        if b.name.is_empty() {
+            b.name = name_or_path.to_string();
+        }
         Ok((b, devs))
     }
 
@@ -94,5 +107,25 @@ mod tests {
         assert!(e.contains("line 1 column"), "{e}");
         let e = Baseline::load("nope").unwrap_err();
         assert!(e.contains("ts-none"), "{e}");
+        std::fs::write(
+            &f,
+            r#"{"deviations": ["delay-ignored", "heartbeat-ignores-expiry", "delay-ignored"]}"#,
+        )
+        .unwrap();
+        let e = Baseline::load(f.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("`delay-ignored` is listed twice"), "{e}");
+    }
+
+    #[test]
+    fn a_baseline_file_without_a_name_is_named_by_its_path() {
+        let dir =
+            std::env::temp_dir().join(format!("conform-baseline-name-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("mine.json");
+        for text in [r#"{"deviations": []}"#, r#"{"name": "", "deviations": []}"#] {
+            std::fs::write(&f, text).unwrap();
+            let (b, _) = Baseline::load(f.to_str().unwrap()).unwrap();
+            assert_eq!(b.name, f.to_str().unwrap());
+        }
     }
 }

@@ -9,8 +9,9 @@ use gen::Step;
 
 use model::view::StateView;
 
-use crate::check::{step_kind, Checker, DiffClass, Difference, Divergence};
-use crate::compare::{diff_state, normalize_response};
+use crate::check::{step_kind, Checker, DiffClass, Difference, Divergence, Judge};
+use crate::compare::diff_state;
+use crate::recorded::Records;
 use crate::snapshot::Snap;
 use crate::target::{envelope_status, Target, TargetError};
 use crate::trace::Line;
@@ -28,10 +29,11 @@ pub enum Expect<'a> {
     /// The model's answers, with latitude.
     Model,
     /// Answers recorded in a golden file (`expect`, else `res`, and `state`),
-    /// one line per step. A step that matches its record passes; one that
-    /// does not is judged by the model with latitude, and from the first
-    /// such step on the model alone judges (it has adopted the target's
-    /// schedule, which the records did not foresee).
+    /// one line per step: the records are the verdict ([`crate::recorded`]).
+    /// A mismatch passes only where the record is the spec model's own
+    /// answer and the model, with latitude and the baseline, explains the
+    /// target; a part a line does not record is judged by the model and
+    /// counted ([`Execution::unrecorded`]).
     Recorded(&'a [Line]),
 }
 
@@ -60,6 +62,9 @@ pub struct Execution {
     pub latitude: u64,
     /// The validation probes among the steps, in order.
     pub probes: Vec<Probe>,
+    /// [`Expect::Recorded`]: steps with a compared part their line does
+    /// not record (judged by the model).
+    pub unrecorded: u64,
 }
 
 impl Execution {
@@ -84,13 +89,17 @@ pub fn execute(
         fault: None,
         latitude: 0,
         probes: Vec::new(),
+        unrecorded: 0,
     };
     checker.reset();
     if let Err(e) = target.start() {
         ex.fault = Some(e);
         return ex;
     }
-    let mut judged_by_model = false;
+    let mut records = match expect {
+        Expect::Recorded(lines) => Some(Records::new(lines, checker.profile.retry_timeout)),
+        Expect::Model => None,
+    };
     // The target's state before the step: a refused request must leave it.
     let mut before = opts
         .check_state
@@ -136,6 +145,7 @@ pub fn execute(
                         response: None,
                         state: trace,
                         envelope: Vec::new(),
+                        judge: Judge::Model,
                     };
                     ex.divergence = Some((ex.lines.len() - 1, d));
                     return ex;
@@ -157,22 +167,20 @@ pub fn execute(
                 continue;
             }
         }
-        let recorded = match expect {
-            Expect::Recorded(lines) if !judged_by_model => lines.get(i),
-            _ => None,
-        };
-        let record_fits = recorded.is_some_and(|r| fits_record(checker, r, &res, &snap));
         let checked = checker.check(step, res.as_ref(), snap.as_ref());
+        let (divergence, latitude) = match records.as_mut() {
+            Some(r) => {
+                let verdict = r.judge(i, step, res.as_ref(), snap.as_ref(), &checked, checker);
+                ex.unrecorded = r.unrecorded;
+                verdict
+            }
+            None => (checked.divergence, checked.used_latitude),
+        };
         let mut line = Line::of(step.clone());
         line.res = res;
         line.expect = checked.expect;
-        if record_fits {
-            ex.lines.push(line);
-            continue;
-        }
-        judged_by_model |= recorded.is_some();
-        ex.latitude += u64::from(checked.used_latitude);
-        if let Some(d) = checked.divergence {
+        ex.latitude += u64::from(latitude);
+        if let Some(d) = divergence {
             line.diverged = true;
             ex.lines.push(line);
             ex.divergence = Some((ex.lines.len() - 1, d));
@@ -216,31 +224,4 @@ fn observe(
     let res = target.send(step)?;
     let snap = if snap { Some(target.snap()?) } else { None };
     Ok((res, snap))
-}
-
-/// Whether the target's answer matches a golden line's records: a golden
-/// file records the expectation in `res`, a run trace the target's answer
-/// there and the model's in `expect`.
-fn fits_record(
-    checker: &mut Checker,
-    rec: &Line,
-    res: &Option<Value>,
-    snap: &Option<Snap>,
-) -> bool {
-    let profile = &checker.profile;
-    let res_ok = match (rec.expect.as_ref().or(rec.res.as_ref()), res) {
-        (Some(want), Some(got)) => normalize_response(want) == normalize_response(got),
-        _ => true,
-    };
-    let state_ok = match (&rec.state, snap) {
-        (Some(want), Some(got)) => diff_state(
-            want,
-            &got.normalized(),
-            &profile.skip_components,
-            &mut checker.skipped,
-        )
-        .is_empty(),
-        _ => true,
-    };
-    res_ok && state_ok
 }

@@ -26,6 +26,39 @@ use model::machine::{Machine, Timer, GROUPS};
 pub const MAX_EXHAUSTIVE: usize = 6;
 /// Orders are permuted up to this many timers.
 pub const MAX_PERMUTED: usize = 4;
+/// The most candidates [`around_request`] gives when subsets are still
+/// exhaustive ([`MAX_EXHAUSTIVE`] due timers: 523): every subset, those of
+/// at most [`MAX_PERMUTED`] timers in every order. The search's budget per
+/// phase is this, so the documented candidates are all tried.
+pub const EXHAUSTIVE_CANDIDATES: usize = exhaustive_candidates(MAX_EXHAUSTIVE);
+
+/// Distinct candidates of `n` due timers under the exhaustive rule:
+/// `Σ C(n,k)·k!` for subsets of up to [`MAX_PERMUTED`], `Σ C(n,k)` above.
+const fn exhaustive_candidates(n: usize) -> usize {
+    let mut total = 0;
+    let mut k = 1;
+    while k <= n {
+        // C(n, k), then times k! while k is permuted.
+        let mut c = 1;
+        let mut i = 0;
+        while i < k {
+            c = c * (n - i) / (i + 1);
+            i += 1;
+        }
+        if k <= MAX_PERMUTED {
+            let mut f = 1;
+            let mut j = 2;
+            while j <= k {
+                f *= j;
+                j += 1;
+            }
+            c *= f;
+        }
+        total += c;
+        k += 1;
+    }
+    total
+}
 
 /// Collects candidates, dropping empty ones and repeats.
 #[derive(Default)]
@@ -157,6 +190,25 @@ mod tests {
         assert_eq!(s[1], vec![Timer::Promise("p0".into())]);
         assert_eq!(s[2], timers(2));
         assert_eq!(s.len(), 4, "{s:?}");
+    }
+
+    #[test]
+    fn the_exhaustive_rule_gives_as_many_candidates_as_the_budget_covers() {
+        assert_eq!(EXHAUSTIVE_CANDIDATES, 523);
+        for n in 0..=MAX_EXHAUSTIVE {
+            let due = timers(n);
+            // Hints add orders only of what is due: never more candidates.
+            for hinted in 0..=n {
+                let hints: BTreeSet<String> =
+                    due[..hinted].iter().map(|t| t.id().to_string()).collect();
+                let c = around_request(&due, &hints);
+                assert_eq!(
+                    c.len(),
+                    exhaustive_candidates(n),
+                    "{n} due, {hinted} hinted"
+                );
+            }
+        }
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod latitude;
 pub mod lin;
 pub mod mutants;
 pub mod profile;
+pub mod recorded;
 pub mod render;
 pub mod replay;
 pub mod report;

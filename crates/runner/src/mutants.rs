@@ -11,6 +11,8 @@
 
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 use deviate::{Deviant, Deviation};
 use model::state::ServerConfig;
 use model::view::StateView;
@@ -76,9 +78,47 @@ pub struct Hunted {
     pub kill: Option<Kill>,
     /// Steps run in all.
     pub steps: usize,
-    /// Not found, and the baseline leaves it nothing to change
-    /// ([`unobservable_under`]): an equivalent mutant there.
-    pub equivalent: bool,
+    /// Not found on time, and the baseline leaves it nothing to change
+    /// ([`equivalence`]): an equivalent mutant there, with what it was
+    /// tried on.
+    pub equivalent: Option<Equivalence>,
+    /// Not found on time, and shown observable under the baseline (so it
+    /// was hunted on): where.
+    pub observable: Option<Shown>,
+    /// A target fault that ended the hunt (over HTTP): not a survivor.
+    pub fault: Option<String>,
+}
+
+/// What an equivalence verdict rests on: the bug changed nothing on these.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Equivalence {
+    /// Steps of its witness: through the checker against a target with the
+    /// bug and the baseline, and the two models compared step by step.
+    pub witness_steps: usize,
+    /// Generated steps (under the hunt's profile, from the baseline's
+    /// model, on seeds the hunt did not use) on which the model with the
+    /// bug and the model without gave the same answers and states: at
+    /// least as many as the on-time hunt ran.
+    pub sampled_steps: usize,
+}
+
+/// Where a bug showed under a baseline, refuting its equivalence.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Shown {
+    /// `witness` (through the checker), `witness (models)` or
+    /// `sample case N` (models).
+    pub on: String,
+    /// The 1-based step.
+    pub step: usize,
+    /// The divergence class, or what differed between the models.
+    pub what: String,
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} step {}: {}", self.on, self.step, self.what)
+    }
 }
 
 /// How a bug was found.
@@ -104,18 +144,28 @@ pub struct Kill {
 pub fn hunt(bug: &'static Deviation, cfg: &HuntConfig) -> Hunted {
     let mut devs = vec![bug];
     devs.extend(cfg.baseline.iter().copied().filter(|d| *d != bug));
+    let (server, cfg) = playing(bug, devs, cfg);
+    hunt_on(bug, &mut LocalTarget::new(server), &cfg)
+}
+
+/// The in-process server playing `devs` (`bug` first), and the hunt's
+/// config for it: a bug only a validation probe reaches is served without
+/// the Rust server's rules, with probes in the traffic.
+fn playing(
+    bug: &Deviation,
+    devs: Vec<&'static Deviation>,
+    cfg: &HuntConfig,
+) -> (LocalServer, HuntConfig) {
     let config = ServerConfig {
         retry_timeout: cfg.profile.retry_timeout,
     };
     let mut server = LocalServer::new(config, devs, false);
     let mut cfg = cfg.clone();
     if probe_only(bug) {
-        // A bug only a validation probe reaches: a server without the
-        // Rust server's rules, and probes in the traffic.
         server = server.without_validation();
         cfg.probe_pct = cfg.probe_pct.max(10);
     }
-    hunt_on(bug, &mut LocalTarget::new(server), &cfg)
+    (server, cfg)
 }
 
 /// Whether `bug`'s witness needs a validation probe (a request the Rust
@@ -139,11 +189,13 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
     let mut total = 0;
     let mut case = 0;
     let mut found = None;
+    let mut fault = None;
     while total < cfg.budget_steps.max(cfg.slow_budget) {
         let steps = checker.generate(gen::case_seed(cfg.seed, case), cfg.steps, cfg.probe_pct);
         let ex = execute(target, &mut checker, &steps, Expect::Model, opts);
         total += ex.lines.len();
-        if ex.fault.is_some() {
+        if let Some(e) = &ex.fault {
+            fault = Some(format!("case {case}: {e}"));
             break;
         }
         if let Some((_, d)) = &ex.divergence {
@@ -171,6 +223,9 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
                 },
                 &mut std::io::sink(),
             );
+            if let Some(e) = &shrunk.fault {
+                fault = Some(format!("case {case}, while shrinking: {e}"));
+            }
             found = Some(Kill {
                 steps: total,
                 seconds,
@@ -190,13 +245,16 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
         minimal: (bug.witness)().len(),
         kill: found,
         steps: total,
-        equivalent: false,
+        equivalent: None,
+        observable: None,
+        fault,
     }
 }
 
 /// [`hunt`] through `cfg.baseline`: a bug not found on time is first asked
-/// whether the baseline leaves it anything to change; only if it does is
-/// it hunted on to `cfg.slow_budget` (an equivalent mutant never would be).
+/// whether the baseline leaves it anything to change ([`equivalence`]);
+/// only if it does is it hunted on to `cfg.slow_budget` (an equivalent
+/// mutant never would be found).
 pub fn hunt_through_baseline(bug: &'static Deviation, cfg: &HuntConfig) -> Hunted {
     if cfg.baseline.is_empty() {
         return hunt(bug, cfg);
@@ -206,50 +264,238 @@ pub fn hunt_through_baseline(bug: &'static Deviation, cfg: &HuntConfig) -> Hunte
         ..cfg.clone()
     };
     let row = hunt(bug, &on_time);
-    if row.kill.is_some() {
+    if row.kill.is_some() || row.fault.is_some() {
         return row;
     }
-    if unobservable_under(bug, &cfg.baseline) {
-        return Hunted {
-            equivalent: true,
+    match equivalence(bug, cfg) {
+        Ok(e) => Hunted {
+            equivalent: Some(e),
             ..row
-        };
+        },
+        Err(shown) => Hunted {
+            observable: Some(shown),
+            ..hunt(bug, cfg)
+        },
     }
-    hunt(bug, cfg)
 }
 
-/// Whether `bug` changes nothing a target shows once `baseline` is there:
-/// on 300 generated traces, the model with both and the model with the
-/// baseline alone give the same responses and states at every step. Such a
-/// bug cannot be observed through that server at all (the baseline's own
-/// departure takes the path the bug is on): an equivalent mutant under that
-/// baseline, not a blindness of the harness.
-pub fn unobservable_under(bug: &'static Deviation, baseline: &[&'static Deviation]) -> bool {
+/// Whether `bug` changes nothing a target shows once `cfg.baseline` is
+/// there (the baseline's own departure takes the path the bug is on): an
+/// equivalent mutant under that baseline, not a blindness of the harness.
+/// It must survive, in this order, where the bug is known to show without
+/// the baseline and where the hunt looked:
+///
+/// 1. its witness, through the checker (latitude included), against the
+///    in-process server with the bug and the baseline ([`on_witness`]);
+/// 2. its witness again, the model with the bug and the model without it
+///    compared at every step (no latitude: a change latitude would absorb
+///    is still a change);
+/// 3. generated cases under the hunt's profile (its kinds and retry
+///    timeout, probes for a bug only probes reach), from the baseline's
+///    model, on seeds the hunt did not use, at least as many steps as the
+///    on-time hunt ran: the two models compared at every step.
+///
+/// This is evidence, not proof: hooks are code, and what they would do on
+/// a trace no one ran is not known. The first place the bug shows is
+/// returned instead.
+pub fn equivalence(bug: &'static Deviation, cfg: &HuntConfig) -> Result<Equivalence, Shown> {
+    if let Some(shown) = on_witness(bug, cfg) {
+        return Err(shown);
+    }
     let baseline: Vec<&'static Deviation> =
-        baseline.iter().copied().filter(|d| *d != bug).collect();
-    let config = ServerConfig::default();
-    let cfg = gen::GenConfig {
-        steps: 60,
+        cfg.baseline.iter().copied().filter(|d| *d != bug).collect();
+    let config = ServerConfig {
+        retry_timeout: cfg.profile.retry_timeout,
+    };
+    let witness = (bug.witness)();
+    if let Some((step, what)) = first_difference(bug, &baseline, config, &witness) {
+        return Err(Shown {
+            on: "witness (models)".into(),
+            step,
+            what,
+        });
+    }
+    let gen_cfg = gen::GenConfig {
+        steps: cfg.steps,
+        retry_timeout: cfg.profile.retry_timeout,
+        kinds: cfg.profile.kinds(),
+        probe_pct: if probe_only(bug) {
+            cfg.probe_pct.max(10)
+        } else {
+            cfg.probe_pct
+        },
         ..gen::GenConfig::default()
     };
     let stepper = deviate::stepper(baseline.clone());
-    for case in 0..300 {
-        let steps = gen::generate_with(gen::case_seed(9, case), &cfg, &stepper);
-        let mut with = Deviant::new(config, [vec![bug], baseline.to_vec()].concat());
-        let mut without = Deviant::new(config, baseline.to_vec());
-        for s in &steps {
-            let same = match (&s.op, with.step(s), without.step(s)) {
-                (gen::Op::Request(r), Some(a), Some(b)) => {
-                    with.encode(r, &a, "x") == without.encode(r, &b, "x")
-                }
-                _ => true,
-            };
-            if !same || StateView::of(&with.state) != StateView::of(&without.state) {
-                return false;
+    // The hunt draws `case_seed(seed, 0..)`; these come from another run seed.
+    let seed = !cfg.seed;
+    let mut sampled = 0;
+    let mut case = 0;
+    while sampled < cfg.budget_steps.max(1) {
+        let steps = gen::generate_with(gen::case_seed(seed, case), &gen_cfg, &stepper);
+        if let Some((step, what)) = first_difference(bug, &baseline, config, &steps) {
+            return Err(Shown {
+                on: format!("sample case {case}"),
+                step,
+                what,
+            });
+        }
+        sampled += steps.len().max(1);
+        case += 1;
+    }
+    Ok(Equivalence {
+        witness_steps: witness.len(),
+        sampled_steps: sampled,
+    })
+}
+
+/// Where `bug`'s witness diverges through the checker when the target also
+/// carries `cfg.baseline` and the checker applies it: `None` if it does
+/// not (the witness's departure is taken by the baseline's), the first
+/// thing an equivalence verdict must survive.
+pub fn on_witness(bug: &'static Deviation, cfg: &HuntConfig) -> Option<Shown> {
+    let baseline: Vec<&'static Deviation> =
+        cfg.baseline.iter().copied().filter(|d| *d != bug).collect();
+    let devs = [vec![bug], baseline.clone()].concat();
+    let (server, _) = playing(bug, devs, cfg);
+    let mut target = LocalTarget::new(server);
+    let mut checker = Checker::with_deviations(cfg.profile.clone(), baseline);
+    let ex = execute(
+        &mut target,
+        &mut checker,
+        &(bug.witness)(),
+        Expect::Model,
+        ExecOptions { check_state: true },
+    );
+    ex.divergence.map(|(i, d)| Shown {
+        on: "witness".into(),
+        step: i + 1,
+        what: d.class.to_string(),
+    })
+}
+
+/// The first step (1-based) of `steps` where the model with `bug` and
+/// `baseline` and the model with `baseline` alone answer or end in a
+/// different state, and what differed.
+fn first_difference(
+    bug: &'static Deviation,
+    baseline: &[&'static Deviation],
+    config: ServerConfig,
+    steps: &[gen::Step],
+) -> Option<(usize, String)> {
+    let mut with = Deviant::new(config, [vec![bug], baseline.to_vec()].concat());
+    let mut without = Deviant::new(config, baseline.to_vec());
+    for (i, s) in steps.iter().enumerate() {
+        let (a, b) = (with.step(s), without.step(s));
+        if let (gen::Op::Request(r), Some(a), Some(b)) = (&s.op, &a, &b) {
+            if with.encode(r, a, "x") != without.encode(r, b, "x") {
+                return Some((i + 1, format!("{} response", r.kind())));
             }
         }
+        if StateView::of(&with.state) != StateView::of(&without.state) {
+            return Some((i + 1, format!("{} state", crate::check::step_kind(s))));
+        }
     }
-    true
+    None
+}
+
+/// What one row says, in a line: killed (slowly), equivalent (on what
+/// evidence), survived (and where it showed), or a fault.
+pub fn outcome(r: &Hunted) -> String {
+    if let Some(e) = &r.fault {
+        return format!("TARGET FAULT: {e}");
+    }
+    let shown = r
+        .observable
+        .as_ref()
+        .map(|s| format!(" (observable under the baseline: {s})"))
+        .unwrap_or_default();
+    match (&r.kill, &r.equivalent) {
+        (Some(k), _) => format!(
+            "killed{} at step {} ({:.3}s), shrunk to {} (minimal {}){shown}",
+            if k.slow { " slowly" } else { "" },
+            k.steps,
+            k.seconds,
+            k.shrunk,
+            r.minimal
+        ),
+        (None, Some(e)) => format!(
+            "equivalent: under this baseline it changes nothing on its witness ({} steps, through the checker and model to model) nor on {} generated steps",
+            e.witness_steps, e.sampled_steps
+        ),
+        (None, None) => format!("SURVIVED{shown}"),
+    }
+}
+
+/// How a hunt of `rows` ends: a fault anywhere wins; a survivor (neither
+/// killed nor equivalent) is a failure.
+pub fn verdict(rows: &[Hunted]) -> crate::report::Verdict {
+    use crate::report::Verdict;
+    if rows.iter().any(|r| r.fault.is_some()) {
+        Verdict::Fault
+    } else if rows
+        .iter()
+        .all(|r| r.kill.is_some() || r.equivalent.is_some())
+    {
+        Verdict::Clean
+    } else {
+        Verdict::Diverged
+    }
+}
+
+/// One row of the `--report` JSON (README, "`conform mutants`").
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportRow<'a> {
+    bug: &'a str,
+    spec: &'a str,
+    minimal: usize,
+    killed: bool,
+    equivalent: bool,
+    slow: bool,
+    steps: usize,
+    seconds: Option<f64>,
+    class: Option<&'a str>,
+    shrunk: Option<usize>,
+    shrink_seconds: Option<f64>,
+    equivalence: Option<&'a Equivalence>,
+    observable: Option<&'a Shown>,
+    fault: Option<&'a str>,
+}
+
+/// The JSON report of a hunt: one object per bug.
+pub fn report(rows: &[Hunted]) -> serde_json::Value {
+    let rows: Vec<ReportRow> = rows
+        .iter()
+        .map(|r| {
+            let k = r.kill.as_ref();
+            ReportRow {
+                bug: r.name,
+                spec: r.spec,
+                minimal: r.minimal,
+                killed: k.is_some(),
+                equivalent: r.equivalent.is_some(),
+                slow: k.is_some_and(|k| k.slow),
+                steps: k.map_or(r.steps, |k| k.steps),
+                seconds: k.map(|k| k.seconds),
+                class: k.map(|k| k.class.as_str()),
+                shrunk: k.map(|k| k.shrunk),
+                shrink_seconds: k.map(|k| k.shrink_seconds),
+                equivalence: r.equivalent.as_ref(),
+                observable: r.observable.as_ref(),
+                fault: r.fault.as_deref(),
+            }
+        })
+        .collect();
+    serde_json::to_value(rows).expect("rows serialise")
+}
+
+/// Write [`report`] to `path` (creating its directory).
+pub fn write_report(path: &std::path::Path, rows: &[Hunted]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, serde_json::to_string_pretty(&report(rows))? + "\n")
 }
 
 /// The results as a table, one row a bug, with totals below.
@@ -272,7 +518,13 @@ pub fn table(rows: &[Hunted]) -> String {
                 );
             }
             None => {
-                let outcome = if r.equivalent { "equiv" } else { "SURVIVED" };
+                let outcome = if r.fault.is_some() {
+                    "FAULT"
+                } else if r.equivalent.is_some() {
+                    "equiv"
+                } else {
+                    "SURVIVED"
+                };
                 let _ = writeln!(
                     t,
                     "{:<34} {:<46} {:>8} {:>7} {:>8} {:>7} {:>7}",
@@ -292,7 +544,7 @@ pub fn table(rows: &[Hunted]) -> String {
         "killed {} of {} ({} equivalent under the baseline); {} of them slowly (past the on-time budget){}",
         kills.len(),
         rows.len(),
-        rows.iter().filter(|r| r.equivalent).count(),
+        rows.iter().filter(|r| r.equivalent.is_some()).count(),
         slow.len(),
         if slow.is_empty() {
             String::new()
@@ -344,7 +596,7 @@ pub struct Detection {
     pub clean: Vec<Option<usize>>,
     /// The same with the baseline.
     pub with: Vec<Option<usize>>,
-    /// Whether the baseline leaves the bug nothing to change ([`unobservable_under`]).
+    /// Whether the baseline leaves the bug nothing to change ([`equivalence`]).
     pub unobservable: bool,
 }
 
@@ -379,7 +631,7 @@ pub fn detection(bug: &'static Deviation, cfg: &HuntConfig, seeds: u64) -> Detec
             .collect()
     };
     let with = runs(cfg.baseline.clone());
-    let unobservable = with.iter().all(Option::is_none) && unobservable_under(bug, &cfg.baseline);
+    let unobservable = with.iter().all(Option::is_none) && equivalence(bug, cfg).is_ok();
     Detection {
         name: bug.name,
         clean: runs(Vec::new()),

@@ -22,7 +22,8 @@ use crate::target::Dialect;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct Profile {
-    /// A name for reports.
+    /// A name for reports; a profile file without one is named by its path.
+    #[serde(default)]
     pub name: String,
     /// `ServerConfig.retryTimeout` of the target (ms).
     pub retry_timeout: u64,
@@ -69,18 +70,31 @@ impl Profile {
     /// A built-in profile by name, or a profile file by path; the error
     /// names the file (or the known names) and the JSON position.
     pub fn load(name_or_path: &str) -> Result<Profile, String> {
-        let (origin, p): (String, Profile) =
+        let (origin, mut p): (String, Profile) =
             crate::builtin::load(name_or_path, BUILT_IN, "profile")?;
         p.check().map_err(|e| format!("{origin}: {e}"))?;
+        if p.name.is_empty() {
+            // Never the default's `spec`: that would claim the reference.
+            p.name = name_or_path.to_string();
+        }
         Ok(p)
     }
 
-    /// Refuse settings that name nothing.
+    /// Refuse settings that name nothing, or leave nothing to check.
     fn check(&self) -> Result<(), String> {
         for k in &self.omit_kinds {
             if !model::api::KINDS.contains(&k.as_str()) {
                 return Err(format!("omitKinds: `{k}` is not a request kind"));
             }
+        }
+        if model::api::KINDS
+            .iter()
+            .all(|k| self.omit_kinds.iter().any(|o| o == k))
+        {
+            return Err(
+                "omitKinds leaves out every request kind: a run would send ticks only and check nothing"
+                    .into(),
+            );
         }
         for c in &self.skip_components {
             if !crate::compare::COMPONENT_NAMES.contains(&c.as_str()) {
@@ -95,6 +109,73 @@ impl Profile {
         self.omit_kinds.iter().fold(gen::Kinds::ALL, |k, o| {
             k.without(o).expect("checked when loaded")
         })
+    }
+}
+
+/// Where the retry timeout in effect came from. One precedence for every
+/// command: an explicit `--retry-timeout`, then an explicit `--profile`,
+/// then what the trace (or the golden files) were recorded with, then the
+/// spec's default. The user's word wins over a file's; a file's over a
+/// default, so replaying a witness without flags reproduces it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RetrySource {
+    /// `--retry-timeout`.
+    Flag,
+    /// `--profile NAME`.
+    Profile(String),
+    /// The header of the trace or golden files.
+    Recorded,
+    /// Nothing said: the spec's `ServerConfig` default.
+    Default,
+}
+
+/// The retry timeout in effect, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetryTimeout {
+    /// Milliseconds.
+    pub ms: u64,
+    /// Where it came from.
+    pub source: RetrySource,
+}
+
+impl RetryTimeout {
+    /// Apply the precedence to what was said: `flag`, the explicit
+    /// `profile`, and the retry timeouts the files were recorded with
+    /// (file, ms). Files that disagree, with nothing explicit to settle
+    /// it, are refused: the target has one retry timeout.
+    pub fn resolve(
+        flag: Option<u64>,
+        profile: Option<&Profile>,
+        recorded: &[(String, u64)],
+    ) -> Result<RetryTimeout, String> {
+        let (ms, source) = match (flag, profile, recorded.first()) {
+            (Some(ms), _, _) => (ms, RetrySource::Flag),
+            (None, Some(p), _) => (p.retry_timeout, RetrySource::Profile(p.name.clone())),
+            (None, None, Some((first, ms))) => {
+                if let Some((other, o)) = recorded.iter().find(|(_, o)| o != ms) {
+                    return Err(format!(
+                        "recorded with different retry timeouts ({ms} ms in {first}, {o} ms in {other}): \
+                         name the target's with --retry-timeout or --profile"
+                    ));
+                }
+                (*ms, RetrySource::Recorded)
+            }
+            (None, None, None) => (Profile::default().retry_timeout, RetrySource::Default),
+        };
+        Ok(RetryTimeout { ms, source })
+    }
+}
+
+impl std::fmt::Display for RetryTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (", self.ms)?;
+        match &self.source {
+            RetrySource::Flag => write!(f, "--retry-timeout")?,
+            RetrySource::Profile(name) => write!(f, "profile {name}")?,
+            RetrySource::Recorded => write!(f, "recorded")?,
+            RetrySource::Default => write!(f, "spec default")?,
+        }
+        write!(f, ")")
     }
 }
 
@@ -128,5 +209,41 @@ mod tests {
         assert!(e.contains("unknown field"), "{e}");
         let e = Profile::load("no-such-profile").unwrap_err();
         assert!(e.contains("ts-eager"), "{e}");
+        let all: Vec<&str> = model::api::KINDS.to_vec();
+        std::fs::write(&f, serde_json::json!({ "omitKinds": all }).to_string()).unwrap();
+        let e = Profile::load(f.to_str().unwrap()).unwrap_err();
+        assert!(
+            e.contains("every request kind") && e.contains("p.json"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_retry_timeout_is_the_flag_then_the_profile_then_the_recording() {
+        let resonate = Profile::load("resonate").unwrap();
+        let rec = [("a.ndjson".to_string(), 5000)];
+        let r = |flag, p: Option<&Profile>, rec: &[(String, u64)]| {
+            RetryTimeout::resolve(flag, p, rec).unwrap().to_string()
+        };
+        assert_eq!(r(Some(7), Some(&resonate), &rec), "7 (--retry-timeout)");
+        assert_eq!(r(None, Some(&resonate), &rec), "30000 (profile resonate)");
+        assert_eq!(r(None, None, &rec), "5000 (recorded)");
+        assert_eq!(r(None, None, &[]), "5000 (spec default)");
+        let mixed = [rec[0].clone(), ("b.ndjson".to_string(), 30000)];
+        let e = RetryTimeout::resolve(None, None, &mixed).unwrap_err();
+        assert!(e.contains("a.ndjson") && e.contains("b.ndjson"), "{e}");
+        assert_eq!(r(None, Some(&resonate), &mixed), "30000 (profile resonate)");
+    }
+
+    #[test]
+    fn a_profile_file_without_a_name_is_named_by_its_path() {
+        let dir = std::env::temp_dir().join(format!("conform-profile-name-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("mine.json");
+        std::fs::write(&f, r#"{"retryTimeout": 1000}"#).unwrap();
+        let path = f.to_str().unwrap();
+        assert_eq!(Profile::load(path).unwrap().name, path);
+        std::fs::write(&f, r#"{"name": "mine"}"#).unwrap();
+        assert_eq!(Profile::load(path).unwrap().name, "mine");
     }
 }

@@ -1,5 +1,6 @@
 //! Human-readable divergence reports: the request, then the response and
-//! each differing state entry as a unified diff (`-` model, `+` target).
+//! each differing state entry as a unified diff (`-` model, or the golden
+//! record a divergence is held to, `+` target).
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -33,11 +34,11 @@ fn sorted(v: &Value) -> Value {
     }
 }
 
-fn diff(a: &str, b: &str) -> String {
+fn diff(judge: &str, a: &str, b: &str) -> String {
     TextDiff::from_lines(a, b)
         .unified_diff()
         .context_radius(3)
-        .header("model", "target")
+        .header(judge, "target")
         .to_string()
 }
 
@@ -67,19 +68,20 @@ pub fn divergence(line: &Line, d: &Divergence) -> String {
     for e in &d.envelope {
         let _ = writeln!(s, "  envelope: {e}");
     }
+    let judge = d.judge.name();
     if let Some((m, t)) = &d.response {
-        let _ = writeln!(s, "  response (- model, + target):");
-        for l in diff(&pretty(m), &pretty(t)).lines() {
+        let _ = writeln!(s, "  response (- {judge}, + target):");
+        for l in diff(judge, &pretty(m), &pretty(t)).lines() {
             let _ = writeln!(s, "    {l}");
         }
     }
     for sd in &d.state {
         let _ = writeln!(
             s,
-            "  state {} [{}] (- model, + target):",
+            "  state {} [{}] (- {judge}, + target):",
             sd.component, sd.key
         );
-        for l in diff(&list(&sd.model), &list(&sd.target)).lines() {
+        for l in diff(judge, &list(&sd.model), &list(&sd.target)).lines() {
             let _ = writeln!(s, "    {l}");
         }
     }

@@ -9,7 +9,7 @@ use crate::check::Checker;
 use crate::exec::{execute, ExecOptions, Execution, Expect};
 use crate::repro;
 use crate::shrink::{shrink, ShrinkOptions, ShrinkResult};
-use crate::target::Target;
+use crate::target::{Target, TargetError};
 use crate::trace::Trace;
 
 /// Re-run a trace's steps against `target`, judged by `checker`.
@@ -44,8 +44,29 @@ pub enum ShrunkFile {
     },
 }
 
+/// Why shrinking a saved trace could not finish its job.
+#[derive(Debug)]
+pub enum ShrinkFileError {
+    /// The target failed on the first replay (nothing to shrink yet).
+    Target(TargetError),
+    /// The shrunk trace could not be saved: nothing is wrong with the
+    /// target (the message names the path).
+    Save(String),
+}
+
+impl std::fmt::Display for ShrinkFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShrinkFileError::Target(e) => write!(f, "{e}"),
+            ShrinkFileError::Save(m) => f.write_str(m),
+        }
+    }
+}
+
 /// Replay `trace` (saved at `file`) once, and if it diverges shrink that
-/// execution and save the result to `out` (default beside `file`).
+/// execution and save the result to `out` (default beside `file`). A fault
+/// while shrinking ends the search: the best so far is saved and the fault
+/// is in the result ([`ShrinkResult::fault`]).
 pub fn shrink_file(
     target: &mut dyn Target,
     checker: &mut Checker,
@@ -54,10 +75,10 @@ pub fn shrink_file(
     opts: &ShrinkOptions,
     out: Option<&Path>,
     log: &mut dyn Write,
-) -> Result<ShrunkFile, String> {
+) -> Result<ShrunkFile, ShrinkFileError> {
     let first = replay(target, checker, trace, opts.check_state);
-    if let Some(e) = &first.fault {
-        return Err(e.to_string());
+    if let Some(e) = first.fault.clone() {
+        return Err(ShrinkFileError::Target(e));
     }
     let Some((_, d)) = &first.divergence else {
         return Ok(ShrunkFile::NoDivergence(first));
@@ -72,7 +93,8 @@ pub fn shrink_file(
     );
     let original = trace.lines.len();
     let result = shrink(target, checker, first, opts, log);
-    let path = repro::save_shrunk(file, &trace.header, &result.best.lines, out)?;
+    let path = repro::save_shrunk(file, &trace.header, &result.best.lines, out)
+        .map_err(ShrinkFileError::Save)?;
     Ok(ShrunkFile::Shrunk {
         original,
         result,

@@ -51,6 +51,12 @@ pub enum CaseStatus {
         /// Ready-to-paste replay command (with the baseline).
         replay: String,
     },
+    /// Not run (`check`): the golden file holds requests of kinds the
+    /// profile leaves out.
+    Skipped {
+        /// Those kinds.
+        kinds: Vec<String>,
+    },
     /// The target failed (unreachable, timeout, garbage, 5xx).
     Fault {
         /// What went wrong.
@@ -124,6 +130,12 @@ pub struct Summary {
     pub known: usize,
     /// Cases where a baseline deviation did not show (possibly fixed).
     pub possibly_fixed: usize,
+    /// `check`: golden files not run, holding kinds the profile leaves out.
+    pub skipped: usize,
+    /// `check`: steps with a compared part (the response, or the state
+    /// when compared) that their golden line does not record, judged by
+    /// the model instead.
+    pub unrecorded: u64,
     /// Validation probes (`--probe-validation`): per kind and rule, how
     /// many were sent and how many the target refused.
     pub validation: Vec<ProbeStat>,
@@ -190,6 +202,8 @@ pub enum Verdict {
     BadInput,
     /// The target failed (wins over everything).
     Fault,
+    /// Nothing was checked (no step ran, every file skipped): never green.
+    Empty,
 }
 
 impl Summary {
@@ -243,6 +257,11 @@ impl Summary {
                 .iter()
                 .filter(|r| matches!(r.status, CaseStatus::PossiblyFixed { .. }))
                 .count(),
+            skipped: case_reports
+                .iter()
+                .filter(|r| matches!(r.status, CaseStatus::Skipped { .. }))
+                .count(),
+            unrecorded: 0,
             validation: Vec::new(),
             malformed: Vec::new(),
             case_reports,
@@ -250,7 +269,7 @@ impl Summary {
     }
 
     /// How it ended: a fault anywhere wins, then a malformed input, then
-    /// divergences.
+    /// divergences; a run that checked nothing is not green.
     pub fn verdict(&self) -> Verdict {
         if self.faults > 0 {
             Verdict::Fault
@@ -258,6 +277,8 @@ impl Summary {
             Verdict::BadInput
         } else if self.divergences + self.possibly_fixed > 0 {
             Verdict::Diverged
+        } else if self.steps == 0 {
+            Verdict::Empty
         } else {
             Verdict::Clean
         }
@@ -366,6 +387,7 @@ impl Summary {
                 writeln!(out, "red: reproduce the first divergence with: {r}")
             }
             (Verdict::Diverged, None) => writeln!(out, "red: see the divergences above"),
+            (Verdict::Empty, _) => writeln!(out, "red: nothing was checked (no step ran)"),
         };
     }
 }
@@ -429,6 +451,14 @@ pub fn write_junit(path: &Path, s: &Summary) -> std::io::Result<()> {
                         "at step {step} the target did what the spec says; update the baseline\ntrace: {}\nreplay: {replay}",
                         trace.display()
                     ));
+                st
+            }
+            CaseStatus::Skipped { kinds } => {
+                let mut st = TestCaseStatus::skipped();
+                st.set_message(format!(
+                    "kinds the profile leaves out: {}",
+                    kinds.join(", ")
+                ));
                 st
             }
             CaseStatus::Fault { message, trace } => {

@@ -14,7 +14,7 @@ use crate::profile::Profile;
 use crate::report::{CaseReport, CaseStatus, Summary};
 use crate::repro::{self, Reach, Which};
 use crate::shrink::{shrink, ShrinkOptions};
-use crate::target::{HttpTarget, Target, UrlError};
+use crate::target::{HttpTarget, Target, TargetError, UrlError};
 use crate::trace::{Header, Options};
 
 /// Everything `conform run` was asked.
@@ -134,7 +134,7 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
                 true
             }
             CaseStatus::Diverged { .. } | CaseStatus::PossiblyFixed { .. } => cfg.fail_fast,
-            CaseStatus::Known { .. } => false,
+            CaseStatus::Known { .. } | CaseStatus::Skipped { .. } => false,
         };
         reports.push(CaseReport {
             name: None,
@@ -235,7 +235,23 @@ fn finish_case(
             trace: path,
         };
     }
-    if let Some(fixed) = possibly_fixed(cfg, &ex, at, target) {
+    let fixed = match possibly_fixed(cfg, &ex, at, target) {
+        Ok(f) => f,
+        Err((dev, e)) => {
+            let saved = repro::save(&path, &header, &ex.lines);
+            return after_fault(
+                out,
+                format!(
+                    "{e} (while re-running case {case} without baseline deviation `{}`, to see whether the divergence at step {} means it is fixed)",
+                    dev.name,
+                    at + 1
+                ),
+                path,
+                saved,
+            );
+        }
+    };
+    if let Some(fixed) = fixed {
         let saved = repro::save(&path, &header, &ex.lines);
         let replay = cfg.reach.replay_command(&path);
         let _ = writeln!(
@@ -302,6 +318,23 @@ fn finish_case(
                 let _ = writeln!(out, "  {w}");
             }
         }
+        if let Some(e) = &r.fault {
+            let _ = writeln!(
+                out,
+                "  replay:   {}",
+                cfg.reach.replay_command(&replay_path)
+            );
+            return after_fault(
+                out,
+                format!(
+                    "{e} (while shrinking the divergence at step {} of case {case}: {})",
+                    at + 1,
+                    d.class
+                ),
+                path,
+                Ok(()),
+            );
+        }
     }
     let replay = cfg.reach.replay_command(&replay_path);
     let _ = writeln!(out, "  replay:   {replay}");
@@ -317,19 +350,44 @@ fn finish_case(
     }
 }
 
+/// A case that ended in a target fault after its verdict (a rerun, a
+/// shrink): the fault wins, the run stops there; the divergence's trace
+/// (`saved` at `path`) stays as the fault's.
+fn after_fault(
+    out: &mut dyn Write,
+    message: String,
+    path: PathBuf,
+    saved: Result<(), String>,
+) -> CaseStatus {
+    let _ = writeln!(out, "TARGET FAULT: {message}");
+    match saved {
+        Ok(()) => {
+            let _ = writeln!(out, "  trace:    {}", path.display());
+        }
+        Err(w) => {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    CaseStatus::Fault {
+        message,
+        trace: path,
+    }
+}
+
 /// The baseline deviation the target no longer shows, if that explains a
 /// divergence at step `at`: the same steps, run again with one deviation
 /// left out of the model, get past `at`. The target is reset and replayed
-/// once per deviation, only for a divergence nothing else explains.
+/// once per deviation, only for a divergence nothing else explains. A
+/// fault on a rerun is the deviation and the fault (never "not fixed").
 fn possibly_fixed(
     cfg: &RunConfig,
     ex: &Execution,
     at: usize,
     target: &mut dyn Target,
-) -> Option<&'static Deviation> {
+) -> Result<Option<&'static Deviation>, (&'static Deviation, TargetError)> {
     let steps = ex.steps();
-    cfg.deviations.iter().copied().find(|d| {
-        let rest: Vec<_> = cfg.deviations.iter().copied().filter(|x| x != d).collect();
+    for &d in &cfg.deviations {
+        let rest: Vec<_> = cfg.deviations.iter().copied().filter(|x| *x != d).collect();
         let mut checker = Checker::with_deviations(cfg.profile.clone(), rest);
         let again = execute(
             target,
@@ -338,6 +396,12 @@ fn possibly_fixed(
             Expect::Model,
             cfg.exec_options(),
         );
-        again.fault.is_none() && again.divergence.as_ref().is_none_or(|(i, _)| *i > at)
-    })
+        if let Some(e) = again.fault {
+            return Err((d, e));
+        }
+        if again.divergence.as_ref().is_none_or(|(i, _)| *i > at) {
+            return Ok(Some(d));
+        }
+    }
+    Ok(None)
 }

@@ -1,13 +1,18 @@
-//! `conform check`: replay golden files against a target and compare its
-//! answers with the recorded ones, with the normalisation of `run`.
+//! `conform check`: replay golden files against a target and hold its
+//! answers to the recorded ones, with the normalisation of `run`.
 //!
-//! The recorded answers are the verdict. Golden files are latitude-free (a
-//! tick precedes every request that would run with a due timeout), so a
-//! conforming target matches them as they are; when one does not, the
-//! same latitude search as `run` asks whether firing due timeouts the spec
-//! allows explains the target (e.g. a different firing order within a
-//! tick). If it does, the rest of that file is checked against the model,
-//! which has adopted the target's schedule ([`Expect::Recorded`]).
+//! The recorded answers are the verdict ([`crate::recorded`]): a step
+//! passes when the target matches its line's records. Golden files are
+//! latitude-free (a tick precedes every request that would run with a due
+//! timeout), so a conforming target matches them as they are. Where it does
+//! not, a record the spec's model does not reproduce (edited, or written by
+//! something else) binds: the step diverges against it. A record that is
+//! the model's own answer leaves the mismatch to the model, with the same
+//! latitude search and baseline as `run`: firing due timeouts in another
+//! allowed order, or a known departure, passes, and from then on the model,
+//! which has adopted the target's schedule, judges what the records (made
+//! on the plain schedule) no longer describe. A part of a step its line
+//! does not record is judged by the model, and the summary counts them.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -40,6 +45,53 @@ pub fn golden_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     }
     v.sort();
     Ok(v)
+}
+
+/// A file holding requests of kinds the profile leaves out is not run (the
+/// target does not implement them, as `run` never generates them): it is
+/// skipped and listed, with those kinds.
+fn skip_omitted(t: &Trace, f: &Path, profile: &Profile, out: &mut dyn Write) -> Option<CaseStatus> {
+    let mut kinds: Vec<String> = t
+        .lines
+        .iter()
+        .filter_map(|l| match &l.step.op {
+            gen::Op::Request(r) => Some(r.kind().to_string()),
+            gen::Op::Tick => None,
+        })
+        .filter(|k| profile.omit_kinds.contains(k))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    if kinds.is_empty() {
+        return None;
+    }
+    let _ = writeln!(
+        out,
+        "skip {}: kinds the profile leaves out: {}",
+        f.display(),
+        kinds.join(", ")
+    );
+    Some(CaseStatus::Skipped { kinds })
+}
+
+/// The retry timeouts `files` were recorded with, from their headers (a
+/// file without one, or unreadable, says nothing here: reading it is the
+/// check's business), for the precedence of
+/// [`crate::profile::RetryTimeout::resolve`].
+pub fn recorded_retry_timeouts(files: &[PathBuf]) -> Vec<(String, u64)> {
+    use std::io::BufRead;
+    files
+        .iter()
+        .filter_map(|f| {
+            let file = std::fs::File::open(f).ok()?;
+            let mut first = String::new();
+            std::io::BufReader::new(file).read_line(&mut first).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&first).ok()?;
+            v.get("kind")?.as_str().filter(|k| *k == "header")?;
+            let ms = v.pointer("/options/retryTimeout")?.as_u64()?;
+            Some((f.display().to_string(), ms))
+        })
+        .collect()
 }
 
 /// What `conform check` was asked.
@@ -95,6 +147,7 @@ pub fn check_all(
     let started = Instant::now();
     let mut checker = Checker::with_deviations(cfg.profile.clone(), cfg.deviations.clone());
     let mut reports = Vec::new();
+    let mut unrecorded = 0;
     // Every file is read first, so each malformed one is named whatever
     // the target does later.
     let mut malformed = Vec::new();
@@ -121,6 +174,18 @@ pub fn check_all(
                 cfg.profile.retry_timeout
             );
         }
+        if let Some(status) = skip_omitted(&t, f, &cfg.profile, out) {
+            reports.push(CaseReport {
+                name: f.file_stem().map(|s| s.to_string_lossy().into_owned()),
+                case: n as u64,
+                seed: t.header.seed.unwrap_or(0),
+                steps: 0,
+                latitude: 0,
+                seconds: 0.0,
+                status,
+            });
+            continue;
+        }
         let file_started = Instant::now();
         let ex = execute(
             target,
@@ -131,6 +196,7 @@ pub fn check_all(
                 check_state: cfg.reach.check_state,
             },
         );
+        unrecorded += ex.unrecorded;
         let status = match (&ex.fault, &ex.divergence) {
             (Some(e), _) => {
                 let _ = writeln!(out, "TARGET FAULT on {}: {e}", f.display());
@@ -195,5 +261,6 @@ pub fn check_all(
         &checker,
     );
     summary.malformed = malformed;
+    summary.unrecorded = unrecorded;
     summary
 }

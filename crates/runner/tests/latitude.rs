@@ -48,12 +48,15 @@ fn task_create(id: &str, ttl: u64, timeout_at: u64) -> Request {
 
 /// A second model playing the target: before the step at index `at` it
 /// fires `fired` (in that order) and, for a tick, fires only that (the
-/// whole tick, in its own order). Driven through the runner's one loop.
+/// whole tick, in its own order); after that step's request it fires
+/// `after` (before answering the snapshot). Driven through the runner's
+/// one loop.
 struct Scripted {
     m: Machine,
     step: usize,
     at: usize,
     fired: Vec<Timer>,
+    after: Vec<Timer>,
 }
 
 impl Target for Scripted {
@@ -88,6 +91,9 @@ impl Target for Scripted {
                     self.fired.iter().for_each(|t| self.m.fire(t, s.now));
                 }
                 let res = self.m.apply(r, s.now);
+                if special {
+                    self.after.iter().for_each(|t| self.m.fire(t, s.now));
+                }
                 Some(model::wire::encode_response(r.kind(), &res, "t"))
             }
         })
@@ -101,11 +107,18 @@ impl Target for Scripted {
 /// Run `steps` against a [`Scripted`] target: `Ok(latitude)` or the class
 /// of the divergence.
 fn run(steps: &[Step], at: usize, fired: &[Timer]) -> Result<u64, String> {
+    run_around(steps, at, fired, &[])
+}
+
+/// As [`run`], the target also firing `after` once the request at `at`
+/// has been answered.
+fn run_around(steps: &[Step], at: usize, fired: &[Timer], after: &[Timer]) -> Result<u64, String> {
     let mut target = Scripted {
         m: Machine::default(),
         step: 0,
         at,
         fired: fired.to_vec(),
+        after: after.to_vec(),
     };
     let mut checker = Checker::new(Profile::default());
     let ex = execute(
@@ -201,6 +214,102 @@ fn a_suspend_that_materialises_every_awaited_promise_is_latitude() {
     ));
     let fired: Vec<Timer> = (0..3).map(|i| Timer::Promise(format!("t.a{i}"))).collect();
     assert_eq!(run(&steps, 9, &fired), Ok(1));
+}
+
+/// A task whose lease (1 s) is due at 2 s, beside `others` timer promises
+/// due too, then a read of the task at 2 s.
+fn lease_due_with(others: usize) -> Vec<Step> {
+    let mut steps = vec![at(0, task_create("t", 1_000, 100_000))];
+    for i in 0..others {
+        steps.push(at(0, create(&format!("y{i}"), 1_000, timer_tags())));
+    }
+    steps.push(at(2_000, Request::TaskGet(TaskGetReq { id: "t".into() })));
+    steps
+}
+
+#[test]
+fn a_lease_that_expires_after_a_read_is_latitude_with_six_timers_due() {
+    // The read answers the task held (the lease not yet fired), and the
+    // lease fires before the snapshot: only an after-request schedule
+    // explains it, past every before-request candidate of six due timers.
+    let steps = lease_due_with(5);
+    let lease = [Timer::TaskLease("t".into())];
+    assert_eq!(run_around(&steps, 6, &[], &lease), Ok(1));
+    // One unrelated timer fired before the read, the lease after it.
+    let y0 = [Timer::Promise("y0".into())];
+    assert_eq!(run_around(&steps, 6, &y0, &lease), Ok(1));
+}
+
+#[test]
+fn a_lease_that_expires_after_a_read_is_latitude_with_seven_timers_due() {
+    let steps = lease_due_with(6);
+    let lease = [Timer::TaskLease("t".into())];
+    assert_eq!(run_around(&steps, 7, &[], &lease), Ok(1));
+    let y3 = [Timer::Promise("y3".into())];
+    assert_eq!(run_around(&steps, 7, &y3, &lease), Ok(1));
+}
+
+#[test]
+fn a_read_answered_as_if_the_lease_fired_while_the_snapshot_keeps_it_diverges() {
+    // Firing the lease after the read explains a snapshot that shows it
+    // fired; a target that answers the task released while its snapshot
+    // still holds the lease fits no schedule, before or after, though the
+    // search tries every one of six due timers.
+    let steps = lease_due_with(5);
+    let mut lying = LyingRead {
+        inner: Scripted {
+            m: Machine::default(),
+            step: 0,
+            at: usize::MAX,
+            fired: Vec::new(),
+            after: Vec::new(),
+        },
+    };
+    let mut checker = Checker::new(Profile::default());
+    let ex = execute(
+        &mut lying,
+        &mut checker,
+        &steps,
+        Expect::Model,
+        ExecOptions { check_state: true },
+    );
+    let (i, d) = ex
+        .divergence
+        .expect("no schedule answers released and keeps the lease");
+    assert_eq!(i, 6, "{}", d.class);
+}
+
+/// A target that answers a `task.get` as if the lease had fired, without
+/// firing it.
+struct LyingRead {
+    inner: Scripted,
+}
+
+impl Target for LyingRead {
+    fn describe(&self) -> String {
+        "lying".into()
+    }
+    fn start(&mut self) -> Result<(), TargetError> {
+        self.inner.start()
+    }
+    fn reset(&mut self) -> Result<(), TargetError> {
+        self.inner.reset()
+    }
+    fn send(&mut self, s: &Step) -> Result<Option<serde_json::Value>, TargetError> {
+        match &s.op {
+            Op::Request(r @ Request::TaskGet(_)) => {
+                let mut m = self.inner.m.clone();
+                m.fire(&Timer::TaskLease("t".into()), s.now);
+                let res = m.apply(r, s.now);
+                self.inner.step += 1;
+                Ok(Some(model::wire::encode_response(r.kind(), &res, "t")))
+            }
+            _ => self.inner.send(s),
+        }
+    }
+    fn snap(&mut self) -> Result<Snap, TargetError> {
+        self.inner.snap()
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! active on both sides (a baseline never blinds the harness).
 
 use runner::baseline::Baseline;
-use runner::mutants::{hunt, hunt_through_baseline, table, HuntConfig, Hunted};
+use runner::mutants::{hunt, hunt_through_baseline, on_witness, table, HuntConfig, Hunted};
 use runner::profile::Profile;
 
 fn hunt_all(cfg: &HuntConfig) -> Vec<Hunted> {
@@ -86,9 +86,16 @@ fn no_baseline_blinds_the_harness_to_a_planted_bug() {
             .map(|d| hunt_through_baseline(d, &cfg))
             .collect();
         eprint!("{name}:\n{}", table(&rows));
+        // An equivalence is not taken on the verdict's word: its witness,
+        // through the checker against a target with the bug and the
+        // baseline, shows nothing.
+        for r in rows.iter().filter(|r| r.equivalent.is_some()) {
+            let bug = deviate::lookup(r.name).unwrap();
+            assert_eq!(on_witness(bug, &cfg), None, "{name}: {} equivalent", r.name);
+        }
         let blind: Vec<&str> = rows
             .iter()
-            .filter(|r| r.kill.is_none() && !r.equivalent)
+            .filter(|r| r.kill.is_none() && r.equivalent.is_none())
             .map(|r| r.name)
             .collect();
         assert!(
@@ -97,6 +104,35 @@ fn no_baseline_blinds_the_harness_to_a_planted_bug() {
             table(&rows)
         );
     }
+}
+
+#[test]
+fn a_bug_whose_witness_shows_through_a_baseline_is_not_equivalent_there() {
+    // `resonate` settles an expired promise a request names; the planted
+    // bug moves the deadline past `now` first, so the suspend parks (200)
+    // where the baseline alone answers 300: observable, though rare.
+    let (_, resonate) = Baseline::load("resonate").unwrap();
+    let cfg = HuntConfig {
+        baseline: resonate,
+        ..HuntConfig::default()
+    };
+    let bug = deviate::lookup("suspend-at-deadline").unwrap();
+    let shown = runner::mutants::equivalence(bug, &cfg).unwrap_err();
+    assert_eq!(
+        (shown.on.as_str(), shown.step, shown.what.as_str()),
+        (
+            "witness",
+            3,
+            "task.suspend [status:300->200; state:callbacks:extra; state:promises.settledAt,state; state:taskTimeouts:missing; state:tasks.pid,state,ttl]"
+        ),
+        "{shown}"
+    );
+    // One the baseline does take the path of survives its witness and a
+    // sample as long as the on-time hunt, under the profile.
+    let bug = deviate::lookup("materialize-unarmed-expired").unwrap();
+    let e = runner::mutants::equivalence(bug, &cfg).unwrap();
+    assert_eq!(e.witness_steps, 2);
+    assert!(e.sampled_steps >= cfg.budget_steps, "{e:?}");
 }
 
 #[test]

@@ -37,7 +37,7 @@ use crate::snapshot::{Agreement, Snap};
 use crate::target::EnvelopeDeparture;
 
 pub use class::{DiffClass, Difference};
-pub use search::MAX_ATTEMPTS;
+pub use search::{MAX_ATTEMPTS, PHASE_BUDGET};
 
 /// A divergence at one step.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +50,8 @@ pub struct Divergence {
     pub state: Vec<StateDiff>,
     /// The step's answers' departures from the protocol's envelope.
     pub envelope: Vec<EnvelopeDeparture>,
+    /// What the target was held to.
+    pub judge: Judge,
 }
 
 impl Divergence {
@@ -68,6 +70,28 @@ impl Divergence {
             response,
             state,
             envelope: departures,
+            judge: Judge::Model,
+        }
+    }
+}
+
+/// What a divergence holds the target to: the model's answer (with its
+/// latitude and baseline), or a golden file's record the model does not
+/// reproduce (`check`: the records are the verdict).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judge {
+    /// The checker's model.
+    Model,
+    /// A golden file's record.
+    Record,
+}
+
+impl Judge {
+    /// How diffs name this side (`- model`, `- record`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Judge::Model => "model",
+            Judge::Record => "record",
         }
     }
 }
@@ -174,6 +198,7 @@ impl Checker {
             response: plain.response.clone(),
             state: plain.state.clone(),
             envelope: Vec::new(),
+            judge: Judge::Model,
         };
         let mut checked = self.adopt(plain, false);
         checked.divergence = Some(divergence);

@@ -1,14 +1,18 @@
-//! The latitude search, in named phases with one budget:
+//! The latitude search, in named phases, each with its own budget:
 //!
 //! 1. **before**: schedules of due timers fired before the request (for a
 //!    tick: other orders of the whole tick), most likely first
 //!    ([`crate::latitude`]); the first that explains response and snapshot
 //!    wins;
-//! 2. **after**: for each before-schedule (the plain one included) whose
+//! 2. **after**: for each before-schedule (the plain one first) whose
 //!    response fits, schedules of what is then due fired after the step.
 //!
 //! Breadth first: no after-schedule is tried before every before-schedule
-//! has been. Every schedule tried costs one unit of [`MAX_ATTEMPTS`].
+//! has been. Each phase may try [`PHASE_BUDGET`] schedules, the number of
+//! candidates the rule gives for [`latitude::MAX_EXHAUSTIVE`] due timers:
+//! so every documented before-candidate is tried, and the after phase
+//! always reaches every after-candidate of the plain schedule (then of the
+//! others, in order, while the budget lasts).
 
 use std::collections::BTreeSet;
 
@@ -22,8 +26,11 @@ use super::{Attempt, Checker};
 use crate::latitude;
 use crate::snapshot::Snap;
 
-/// At most this many schedules are tried for one step.
-pub const MAX_ATTEMPTS: usize = 512;
+/// Schedules one phase may try: every candidate of the exhaustive rule.
+pub const PHASE_BUDGET: usize = latitude::EXHAUSTIVE_CANDIDATES;
+
+/// At most this many schedules are tried for one step (both phases).
+pub const MAX_ATTEMPTS: usize = 2 * PHASE_BUDGET;
 
 /// What is left to spend on one step.
 struct Budget(usize);
@@ -49,7 +56,7 @@ impl Checker {
         mark: Mark,
     ) -> Option<Attempt> {
         let hints = hints(step, plain);
-        let mut budget = Budget(MAX_ATTEMPTS);
+        let mut budget = Budget(PHASE_BUDGET);
         let mut response_fits: Vec<Vec<Timer>> = Vec::new();
         if plain.response.is_none() {
             response_fits.push(Vec::new());
@@ -62,7 +69,8 @@ impl Checker {
         };
         for before in befores {
             if !budget.spend() {
-                return None;
+                // The after phase has its own budget: still try it.
+                break;
             }
             let a = self.attempt(step, &before, &[], res, snap);
             if a.fits() {
@@ -75,6 +83,7 @@ impl Checker {
         }
         // Phase 2: after the step, only the state is left to explain.
         snap?;
+        let mut budget = Budget(PHASE_BUDGET);
         for before in response_fits {
             if let Some(a) = self.after(step, &before, &hints, res, snap, &mut budget) {
                 return Some(a);

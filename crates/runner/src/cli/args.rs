@@ -7,7 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Differential conformance harness for the Resonate protocol.
 ///
 /// Exit codes: 0 no divergence, 1 divergence found, 2 bad usage or bad
-/// input file, 3 target unreachable or misbehaving.
+/// input file, 3 target unreachable or misbehaving, 4 a file asked for
+/// (report, JUnit, shrunk trace) could not be written.
 #[derive(Parser, Debug)]
 #[command(name = "conform", version, about)]
 pub struct Cli {

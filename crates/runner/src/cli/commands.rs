@@ -8,8 +8,8 @@ use std::time::Duration;
 use deviate::Deviation;
 use runner::baseline::Baseline;
 use runner::check::Checker;
-use runner::profile::Profile;
-use runner::replay::{self, ShrunkFile};
+use runner::profile::{Profile, RetryTimeout};
+use runner::replay::{self, ShrinkFileError, ShrunkFile};
 use runner::report::{self, Summary, Verdict};
 use runner::repro::Reach;
 use runner::run::{self, RunConfig};
@@ -19,7 +19,7 @@ use runner::target::HttpTarget;
 use runner::{export, golden, mutants, trace, verify};
 
 use super::args::*;
-use super::error::{bad, fault, Failure};
+use super::error::{bad, fault, io, Failure};
 
 /// `println!` that does not panic when stdout is closed (`| head`).
 macro_rules! say {
@@ -67,6 +67,8 @@ pub(super) struct Setup {
     pub(super) reach: Reach,
     pub(super) url: String,
     pub(super) target: HttpTarget,
+    /// The retry timeout in effect and where it came from (first line).
+    pub(super) retry: RetryTimeout,
     pub(super) _server: Option<ServerHandle>,
 }
 
@@ -76,14 +78,43 @@ impl Setup {
     }
 }
 
-/// Load the profile (its retry timeout overridden by `--retry-timeout`,
-/// else by what a trace was recorded with), check `--target`, start the
-/// embedded reference server when none is given, and connect.
-pub(super) fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Setup, Failure> {
-    let mut profile = match &t.profile {
-        Some(p) => Profile::load(p).map_err(bad)?,
-        None => Profile::default(),
+/// What the input files say about how they were made.
+#[derive(Default)]
+pub(super) struct Recorded {
+    /// A trace run without state comparison.
+    no_state: bool,
+    /// The retry timeouts they were recorded with (file, ms).
+    retry: Vec<(String, u64)>,
+}
+
+impl Recorded {
+    fn trace(file: &Path, t: &trace::Trace) -> Recorded {
+        Recorded {
+            no_state: !t.header.check_state(),
+            retry: t
+                .header
+                .options
+                .retry_timeout
+                .map(|ms| (file.display().to_string(), ms))
+                .into_iter()
+                .collect(),
+        }
+    }
+}
+
+/// Load the profile, settle the retry timeout by the one precedence of
+/// every command ([`RetryTimeout::resolve`]: `--retry-timeout`, then
+/// `--profile`, then what the files were recorded with), check `--target`,
+/// start the embedded reference server when none is given, and connect.
+pub(super) fn setup(t: &TargetArgs, recorded: &Recorded) -> Result<Setup, Failure> {
+    let named = match &t.profile {
+        Some(p) => Some(Profile::load(p).map_err(bad)?),
+        None => None,
     };
+    let retry =
+        RetryTimeout::resolve(t.retry_timeout, named.as_ref(), &recorded.retry).map_err(bad)?;
+    let mut profile = named.unwrap_or_default();
+    profile.retry_timeout = retry.ms;
     let (baseline_name, deviations) = match &t.baseline {
         Some(b) => {
             let (b, devs) = Baseline::load(b).map_err(bad)?;
@@ -91,14 +122,7 @@ pub(super) fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Se
         }
         None => (None, Vec::new()),
     };
-    // The flag wins, then what the trace was run with, then the profile.
-    if let Some(r) = t
-        .retry_timeout
-        .or(header.and_then(|h| h.options.retry_timeout))
-    {
-        profile.retry_timeout = r;
-    }
-    let check_state = !t.no_state && header.is_none_or(|h| h.check_state());
+    let check_state = !t.no_state && !recorded.no_state;
     // A target given is made first: a URL the library refuses is bad usage,
     // before anything is started or sent.
     let timeout = Duration::from_millis(t.timeout_ms);
@@ -158,6 +182,7 @@ pub(super) fn setup(t: &TargetArgs, header: Option<&trace::Header>) -> Result<Se
         reach,
         url,
         target,
+        retry,
         _server: server,
     })
 }
@@ -173,16 +198,25 @@ fn read_trace(path: &Path) -> Result<trace::Trace, Failure> {
     })
 }
 
-fn write_reports(s: &Summary, junit: Option<&Path>, json: Option<&Path>) {
-    if let Some(p) = junit {
-        if let Err(e) = report::write_junit(p, s) {
-            eprintln!("error: cannot write {}: {e}", p.display());
+/// Write the reports asked for (each is attempted); the first that cannot
+/// be written is an IO failure naming its path.
+fn write_reports(s: &Summary, junit: Option<&Path>, json: Option<&Path>) -> Result<(), Failure> {
+    let junit = junit.map_or(Ok(()), |p| report::write_junit(p, s).map_err(|e| io(p, e)));
+    let json = json.map_or(Ok(()), |p| report::write_json(p, s).map_err(|e| io(p, e)));
+    junit.and(json)
+}
+
+/// The command's result once its files are written: a target fault still
+/// wins (the write error is printed); otherwise a file that could not be
+/// written is the result (exit 4), since what was asked is missing.
+fn finish(verdict: Verdict, written: Result<(), Failure>) -> Result<Verdict, Failure> {
+    match written {
+        Ok(()) => Ok(verdict),
+        Err(e) if verdict == Verdict::Fault => {
+            eprintln!("error: {e}");
+            Ok(verdict)
         }
-    }
-    if let Some(p) = json {
-        if let Err(e) = report::write_json(p, s) {
-            eprintln!("error: cannot write {}: {e}", p.display());
-        }
+        Err(e) => Err(e),
     }
 }
 
@@ -237,7 +271,7 @@ fn serve_cmd(a: ServeArgs) -> Result<Verdict, Failure> {
 }
 
 fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
-    let mut s = setup(&a.target, None)?;
+    let mut s = setup(&a.target, &Recorded::default())?;
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -272,7 +306,7 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
         if s.reach.target.is_none() { format!("{} (embedded)", cfg.target) } else { cfg.target.clone() },
         cfg.profile.name,
         cfg.baseline.as_ref().map_or("none", |b| b.name.as_str()),
-        cfg.profile.retry_timeout,
+        s.retry,
         if s.reach.check_state { "on" } else { "off" },
         if cfg.shrink { format!("{}s", a.shrink_time) } else { "off".into() },
         s.reach.timeout_ms,
@@ -285,26 +319,29 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
         say!("reproduce the run: {}", cfg.rerun_command(None));
     }
     summary.print(&mut out);
-    write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
-    Ok(summary.verdict())
+    let written = write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
+    finish(summary.verdict(), written)
 }
 
 fn replay_cmd(a: ReplayArgs) -> Result<Verdict, Failure> {
     let t = read_trace(&a.file)?;
-    let mut s = setup(&a.target, Some(&t.header))?;
+    let mut s = setup(&a.target, &Recorded::trace(&a.file, &t))?;
     let mut checker = s.checker();
-    let ex = replay::replay(&mut s.target, &mut checker, &t, s.reach.check_state);
     let embedded = if s.reach.target.is_none() {
         " (embedded reference server)"
     } else {
         ""
     };
     say!(
-        "replay {} ({} steps) against {}{embedded}",
+        "replay {} ({} steps) against {}{embedded} profile {} retry-timeout {} state {}",
         a.file.display(),
         t.lines.len(),
-        s.url
+        s.url,
+        s.profile.name,
+        s.retry,
+        if s.reach.check_state { "on" } else { "off" },
     );
+    let ex = replay::replay(&mut s.target, &mut checker, &t, s.reach.check_state);
     if t.header.spec != model::SPEC_COMMIT {
         say!(
             "note: recorded against spec {}, this model is spec {}",
@@ -343,7 +380,17 @@ fn replay_cmd(a: ReplayArgs) -> Result<Verdict, Failure> {
 
 fn shrink_cmd(a: ShrinkArgs) -> Result<Verdict, Failure> {
     let t = read_trace(&a.file)?;
-    let mut s = setup(&a.target, Some(&t.header))?;
+    let mut s = setup(&a.target, &Recorded::trace(&a.file, &t))?;
+    say!(
+        "conform {} shrink {} against {} profile {} retry-timeout {} state {} shrink-time {}s",
+        env!("CARGO_PKG_VERSION"),
+        a.file.display(),
+        s.url,
+        s.profile.name,
+        s.retry,
+        if s.reach.check_state { "on" } else { "off" },
+        a.shrink_time
+    );
     let mut checker = s.checker();
     let opts = ShrinkOptions {
         check_state: s.reach.check_state,
@@ -359,7 +406,11 @@ fn shrink_cmd(a: ShrinkArgs) -> Result<Verdict, Failure> {
         a.out.as_deref(),
         &mut out,
     );
-    match shrunk.map_err(fault)? {
+    let shrunk = shrunk.map_err(|e| match e {
+        ShrinkFileError::Target(e) => fault(e),
+        ShrinkFileError::Save(m) => Failure::Io(m),
+    })?;
+    match shrunk {
         ShrunkFile::NoDivergence(_) => {
             say!(
                 "{} does not diverge against {}: nothing to shrink",
@@ -398,7 +449,12 @@ fn shrink_cmd(a: ShrinkArgs) -> Result<Verdict, Failure> {
                 let _ = write!(out, "{}", runner::render::paint(&shown));
             }
             say!("replay: {}", s.reach.replay_command(&path));
-            Ok(Verdict::Diverged)
+            match &r.fault {
+                Some(e) => Err(fault(format!(
+                    "{e} (while shrinking; the smallest form found so far is saved above)"
+                ))),
+                None => Ok(Verdict::Diverged),
+            }
         }
     }
 }
@@ -449,13 +505,21 @@ fn check_cmd(a: CheckArgs) -> Result<Verdict, Failure> {
         Ok(_) => return Err(bad(format!("no .ndjson files in {}", a.path.display()))),
         Err(e) => return Err(bad(format!("{}: {e}", a.path.display()))),
     };
-    let mut s = setup(&a.target, None)?;
+    let recorded = Recorded {
+        no_state: false,
+        retry: verify::recorded_retry_timeouts(&files),
+    };
+    let mut s = setup(&a.target, &recorded)?;
     say!(
-        "conform {} check {} ({} files) against {}",
+        "conform {} check {} ({} files) against {} profile {} baseline {} retry-timeout {} state {}",
         env!("CARGO_PKG_VERSION"),
         a.path.display(),
         files.len(),
-        s.url
+        s.url,
+        s.profile.name,
+        s.baseline.as_ref().map_or("none", |b| b.name.as_str()),
+        s.retry,
+        if s.reach.check_state { "on" } else { "off" },
     );
     let cfg = verify::CheckConfig {
         profile: s.profile.clone(),
@@ -466,20 +530,38 @@ fn check_cmd(a: CheckArgs) -> Result<Verdict, Failure> {
     let summary = verify::check_all(&mut s.target, &files, &cfg, &mut out);
     let not_checked = files.len() - summary.cases - summary.malformed.len();
     say!(
-        "{} files, {} passed, {} failed, {} target faults, {} malformed{}",
+        "{} files, {} passed, {} failed, {} target faults, {} malformed{}{}",
         files.len(),
-        summary.cases - summary.divergences - summary.faults,
+        summary.cases - summary.divergences - summary.faults - summary.skipped,
         summary.divergences,
         summary.faults,
         summary.malformed.len(),
+        if summary.skipped > 0 {
+            format!(
+                ", {} skipped (kinds the profile leaves out: {})",
+                summary.skipped,
+                summary.omitted_kinds.join(", ")
+            )
+        } else {
+            String::new()
+        },
         if not_checked > 0 {
             format!(", {not_checked} not checked")
         } else {
             String::new()
         }
     );
-    write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
-    Ok(summary.verdict())
+    if summary.verdict() == Verdict::Empty {
+        say!("nothing was checked: every file was skipped");
+    }
+    if summary.unrecorded > 0 {
+        say!(
+            "  {} steps had a part their golden line does not record (a response, or the state when compared): judged by the model",
+            summary.unrecorded
+        );
+    }
+    let written = write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
+    finish(summary.verdict(), written)
 }
 
 fn export_cmd(a: ExportArgs) -> Result<Verdict, Failure> {
@@ -525,17 +607,22 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
             None => Profile::default(),
         },
     };
+    // No flag and no recording here: the profile's, or the default.
+    let named = a.profile.is_some().then_some(&cfg.profile);
+    let retry = RetryTimeout::resolve(None, named, &[]).map_err(bad)?;
     if a.versus_clean {
         return detection_cmd(&a, bugs, &cfg);
     }
     say!(
-        "conform {} mutants: {} bugs, seed {} steps {} budget {} steps, shrink {}s, {}{}",
+        "conform {} mutants: {} bugs, seed {} steps {} budget {} steps, shrink {}s, profile {} retry-timeout {}, {}{}",
         env!("CARGO_PKG_VERSION"),
         bugs.len(),
         a.seed,
         a.steps,
         a.budget_steps,
         a.shrink_time,
+        cfg.profile.name,
+        retry,
         if a.http { "over HTTP" } else { "in process" },
         a.baseline
             .as_ref()
@@ -576,49 +663,18 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
         } else {
             mutants::hunt_through_baseline(bug, &cfg)
         };
-        let outcome = match &row.kill {
-            Some(k) => format!(
-                "killed{} at step {} ({:.3}s), shrunk to {} (minimal {})",
-                if k.slow { " slowly" } else { "" },
-                k.steps,
-                k.seconds,
-                k.shrunk,
-                row.minimal
-            ),
-            None if row.equivalent => {
-                "equivalent: this baseline's departures leave it nothing to change (the same answers and states on 300 traces)".to_string()
-            }
-            None => "SURVIVED".to_string(),
-        };
-        say!("  {:<34} {outcome}", row.name);
+        say!("  {:<34} {}", row.name, mutants::outcome(&row));
         rows.push(row);
     }
     let _ = write!(std::io::stdout(), "{}", mutants::table(&rows));
-    if let Some(p) = &a.report {
-        let json: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "bug": r.name, "spec": r.spec, "minimal": r.minimal,
-                    "killed": r.kill.is_some(), "equivalent": r.equivalent, "slow": r.kill.as_ref().is_some_and(|k| k.slow), "steps": r.kill.as_ref().map_or(r.steps, |k| k.steps),
-                    "seconds": r.kill.as_ref().map(|k| k.seconds),
-                    "class": r.kill.as_ref().map(|k| k.class.clone()),
-                    "shrunk": r.kill.as_ref().map(|k| k.shrunk),
-                    "shrinkSeconds": r.kill.as_ref().map(|k| k.shrink_seconds),
-                })
-            })
-            .collect();
-        std::fs::write(
-            p,
-            serde_json::to_string_pretty(&json).unwrap_or_default() + "\n",
-        )
-        .map_err(|e| bad(format!("cannot write {}: {e}", p.display())))?;
+    let verdict = mutants::verdict(&rows);
+    match &a.report {
+        Some(p) => finish(
+            verdict,
+            mutants::write_report(p, &rows).map_err(|e| io(p, e)),
+        ),
+        None => Ok(verdict),
     }
-    Ok(if rows.iter().all(|r| r.kill.is_some() || r.equivalent) {
-        Verdict::Clean
-    } else {
-        Verdict::Diverged
-    })
 }
 
 /// Within this factor of the clean server's steps to detection, a

@@ -13,6 +13,9 @@ pub const DIVERGED: u8 = 1;
 pub const BAD_INPUT: u8 = 2;
 /// Exit code: the target was unreachable or misbehaved.
 pub const TARGET_FAULT: u8 = 3;
+/// Exit code: a file the command was asked to write (a report, a JUnit
+/// file, a shrunk trace) could not be written.
+pub const IO_ERROR: u8 = 4;
 
 /// Why a command could not do its job.
 #[derive(Debug)]
@@ -21,12 +24,14 @@ pub enum Failure {
     BadInput(String),
     /// The target is unreachable or misbehaving (exit 3).
     Target(String),
+    /// A file that was asked for could not be written (exit 4); names it.
+    Io(String),
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::BadInput(m) | Failure::Target(m) => f.write_str(m),
+            Failure::BadInput(m) | Failure::Target(m) | Failure::Io(m) => f.write_str(m),
         }
     }
 }
@@ -41,6 +46,11 @@ pub fn fault(msg: impl fmt::Display) -> Failure {
     Failure::Target(msg.to_string())
 }
 
+/// A file that could not be written.
+pub fn io(path: &std::path::Path, e: impl fmt::Display) -> Failure {
+    Failure::Io(format!("cannot write {}: {e}", path.display()))
+}
+
 /// The exit code of a command's result; a failure is printed to stderr.
 pub fn exit_code(result: Result<Verdict, Failure>) -> ExitCode {
     ExitCode::from(match result {
@@ -48,11 +58,14 @@ pub fn exit_code(result: Result<Verdict, Failure>) -> ExitCode {
         Ok(Verdict::Diverged) => DIVERGED,
         Ok(Verdict::BadInput) => BAD_INPUT,
         Ok(Verdict::Fault) => TARGET_FAULT,
+        // Nothing to check is an input that checks nothing.
+        Ok(Verdict::Empty) => BAD_INPUT,
         Err(e) => {
             eprintln!("error: {e}");
             match e {
                 Failure::BadInput(_) => BAD_INPUT,
                 Failure::Target(_) => TARGET_FAULT,
+                Failure::Io(_) => IO_ERROR,
             }
         }
     })

@@ -14,7 +14,7 @@ use runner::stress::process::ServerProcess;
 use runner::stress::{self, StressConfig, StressVerdict};
 
 use super::args::{CheckHistoryArgs, RacesArgs, StressArgs};
-use super::commands::setup;
+use super::commands::{setup, Recorded};
 use super::error::{bad, fault, Failure};
 
 macro_rules! say {
@@ -24,7 +24,7 @@ macro_rules! say {
 }
 
 pub(super) fn stress_cmd(a: StressArgs) -> Result<Verdict, Failure> {
-    let mut s = setup(&a.target, None)?;
+    let mut s = setup(&a.target, &Recorded::default())?;
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -44,7 +44,7 @@ use gen::Step;
 
 use crate::check::{Checker, DiffClass};
 use crate::exec::{execute, ExecOptions, Execution, Expect};
-use crate::target::Target;
+use crate::target::{Target, TargetError};
 
 pub use chunks::delete_chunks;
 
@@ -69,6 +69,9 @@ pub struct ShrinkResult {
     pub elapsed: Duration,
     /// Whether the time budget ran out.
     pub timed_out: bool,
+    /// A target fault that ended the search (with the best so far): a
+    /// fault wins over the divergence being shrunk.
+    pub fault: Option<TargetError>,
 }
 
 /// The size order: fewer steps, then a shorter time span, then deadlines
@@ -125,6 +128,7 @@ struct Shrinker<'a> {
     best_steps: Vec<Step>,
     out: &'a mut dyn Write,
     last_report: Instant,
+    fault: Option<TargetError>,
 }
 
 impl Shrinker<'_> {
@@ -179,8 +183,10 @@ impl Shrinker<'_> {
             },
         );
         if ex.fault.is_some() {
-            // A fault while shrinking ends the search with the best so far.
+            // A fault while shrinking ends the search with the best so
+            // far, and is reported: the caller's verdict is a fault.
             self.deadline = Instant::now();
+            self.fault = ex.fault;
             return false;
         }
         let Some((at, d)) = &ex.divergence else {
@@ -222,6 +228,7 @@ pub fn shrink(
             tried: 0,
             elapsed: started.elapsed(),
             timed_out: false,
+            fault: None,
         };
     };
     let best_steps = first.lines[..=at].iter().map(|l| l.step.clone()).collect();
@@ -236,6 +243,7 @@ pub fn shrink(
         best: first,
         out,
         last_report: Instant::now(),
+        fault: None,
     };
     loop {
         let before = size(&s.best_steps);
@@ -260,5 +268,6 @@ pub fn shrink(
         tried: s.tried,
         elapsed: started.elapsed(),
         timed_out,
+        fault: s.fault,
     }
 }
