@@ -32,9 +32,11 @@ mod coverage;
 mod dice;
 mod focus;
 mod generator;
+mod index;
 mod pools;
 mod probe;
 mod promise_ops;
+mod ranked;
 mod repair;
 mod rules;
 mod schedule_ops;
@@ -46,7 +48,7 @@ use model::machine::Machine;
 
 pub use coverage::{coverage, Coverage};
 pub use dice::{case_seed, seeded_rng};
-pub use generator::{generate, generate_with, trace_strategy, Generator, Stepper};
+pub use generator::{generate, generate_with, stream, trace_strategy, Generator, Stepper};
 pub use repair::repair;
 pub use rules::{is_probe, probe_rule, well_formed};
 
