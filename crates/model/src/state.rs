@@ -432,6 +432,11 @@ impl State {
         self.journal = Some(entries);
     }
 
+    /// Whether effects are being journaled (a checkpoint is open).
+    pub fn journaling(&self) -> bool {
+        self.journal.is_some()
+    }
+
     /// Stop journaling and drop the journal.
     pub fn commit(&mut self) {
         self.journal = None;
