@@ -196,16 +196,14 @@ fn a_generator_steps_through_the_baseline() {
     };
     let (mut spec_arms, mut deviant_arms) = (false, false);
     for seed in 0..50 {
-        let mut rng = gen::seeded_rng(seed);
-        let mut plain = gen::Generator::new(&cfg);
-        let mut through = gen::Generator::with_stepper(&cfg, deviate::stepper(vec![d]));
+        let mut plain = gen::Generator::new(seed, &cfg);
+        let mut through = gen::Generator::with_stepper(seed, &cfg, deviate::stepper(vec![d]));
         for _ in 0..cfg.steps {
-            plain.next_step(&mut rng);
+            plain.next_step();
             spec_arms |= unarmed_timers(plain.machine());
         }
-        let mut rng = gen::seeded_rng(seed);
         for _ in 0..cfg.steps {
-            through.next_step(&mut rng);
+            through.next_step();
             deviant_arms |= unarmed_timers(through.machine());
         }
     }

@@ -11,13 +11,12 @@
 //! every-minute crons that bounds the catch-up work one tick asks of a
 //! server to a few occurrences, at most 15.
 
-use model::machine::Machine;
 use model::state::{LEASE, RETRY};
 use model::types::Time;
 use proptest::test_runner::TestRng;
 
 use crate::dice::Dice;
-use crate::pools;
+use crate::pools::World;
 
 /// The longest single advance of `now` (ms).
 pub(crate) const MAX_JUMP: u64 = 180_000;
@@ -26,13 +25,18 @@ const LONG_JUMP: u64 = 900_000;
 
 /// Every armed deadline and every pending promise's `timeoutAt`, strictly
 /// after `now` and within [`MAX_JUMP`], ascending.
-fn horizon(m: &Machine, now: Time) -> Vec<Time> {
-    horizon_within(m, now, MAX_JUMP)
+fn horizon(w: World, now: Time) -> Vec<Time> {
+    horizon_within(w, now, MAX_JUMP)
 }
 
-/// [`horizon`] within `cap` of `now`.
-fn horizon_within(m: &Machine, now: Time, cap: Time) -> Vec<Time> {
-    let s = &m.state;
+/// [`horizon`] within `cap` of `now`: windows of the ordered deadline
+/// indexes, never a scan of the state.
+fn horizon_within(w: World, now: Time, cap: Time) -> Vec<Time> {
+    let s = &w.m.state;
+    let Some(from) = now.checked_add(1) else {
+        return Vec::new();
+    };
+    let until = now.saturating_add(cap);
     let tables = [
         s.promise_timeouts(),
         s.task_timeouts(RETRY),
@@ -41,23 +45,17 @@ fn horizon_within(m: &Machine, now: Time, cap: Time) -> Vec<Time> {
     ];
     let mut v: Vec<Time> = tables
         .iter()
-        .flat_map(|t| t.sorted().into_iter().map(|(_, at)| at))
+        .flat_map(|t| t.within(from, until).map(|(at, _)| at))
         .collect();
-    v.extend(
-        pools::promises(m)
-            .iter()
-            .filter(|p| pools::pending(p))
-            .map(|p| p.timeout_at),
-    );
-    v.retain(|&t| t > now && t - now <= cap);
+    v.extend(w.ix.pending_within(from, until).map(|(at, _)| at));
     v.sort_unstable();
     v.dedup();
     v
 }
 
 /// The `now` of the next step.
-pub(crate) fn advance(m: &Machine, now: Time, rng: &mut TestRng) -> Time {
-    let ahead = horizon(m, now);
+pub(crate) fn advance(w: World, now: Time, rng: &mut TestRng) -> Time {
+    let ahead = horizon(w, now);
     let small = now + rng.below(201);
     match rng.below(100) {
         0..=69 => small,
@@ -78,7 +76,7 @@ pub(crate) fn advance(m: &Machine, now: Time, rng: &mut TestRng) -> Time {
         // The long wait: past a deadline minutes away (a task's own
         // promise, while it is suspended), several coming due at once.
         95 if rng.chance(50) => {
-            let far = horizon_within(m, now, LONG_JUMP);
+            let far = horizon_within(w, now, LONG_JUMP);
             rng.pick(&far).map_or(small, |&t| t + 1 + rng.below(1_000))
         }
         // Onto the next whole minute: where a cron occurrence falls, so a

@@ -5,6 +5,9 @@
 use proptest::prelude::Rng;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 
+use crate::index::Id;
+use crate::ranked::Seq;
+
 /// The ChaCha `TestRng` that [`crate::generate`] uses for `seed`: its 32
 /// seed bytes are four splitmix64 outputs from `seed`.
 pub fn seeded_rng(seed: u64) -> TestRng {
@@ -52,6 +55,18 @@ pub(crate) trait Dice {
         } else {
             Some(&xs[self.below(xs.len() as u64) as usize])
         }
+    }
+    /// A uniformly chosen element of a sorted sequence read by position,
+    /// `None` when empty: the same draw as [`Dice::pick`] over it as a slice.
+    fn pick_from<S: Seq>(&mut self, xs: &S) -> Option<S::Item> {
+        match xs.len() {
+            0 => None,
+            n => Some(xs.nth(self.below(n as u64) as usize)),
+        }
+    }
+    /// [`Dice::pick_from`] over ids, as an owned id.
+    fn pick_id<'a, S: Seq<Item = &'a Id>>(&mut self, xs: &S) -> Option<String> {
+        self.pick_from(xs).map(|id| id.to_string())
     }
     /// An element chosen with probability proportional to its weight.
     fn weighted<T: Copy>(&mut self, xs: &[(u64, T)]) -> T {

@@ -72,11 +72,10 @@ impl EpochPlan {
 /// `first`), choose `cfg.ops` steps at the new `now` and their rivals,
 /// and deal them out.
 pub fn plan(g: &mut Generator, cfg: &EpochConfig, first: bool, rng: &mut TestRng) -> EpochPlan {
-    let since = g.now();
-    let now = if first { since } else { g.advance_clock(rng) };
+    let now = if first { g.now() } else { g.advance_clock() };
     let mut ops = Vec::with_capacity(cfg.ops * 2);
     for _ in 0..cfg.ops {
-        let step = g.step_after(since, rng);
+        let step = g.step_frozen();
         let rival = rng
             .chance(cfg.rival_pct)
             .then(|| rival(g.machine(), &step, rng))
@@ -208,7 +207,7 @@ mod tests {
     #[test]
     fn an_epoch_keeps_one_now_and_its_requests_are_well_formed() {
         let cfg = GenConfig::default();
-        let mut g = Generator::new(&cfg);
+        let mut g = Generator::new(3, &cfg);
         let mut rng = seeded_rng(3);
         let ecfg = EpochConfig::default();
         let mut rivals = 0;

@@ -15,13 +15,12 @@
 //! it, heartbeat it, acquire it. Only well-formed candidates are offered.
 
 use model::api::*;
-use model::machine::Machine;
 use model::state::{PromiseObject, LEASE, RETRY};
 use model::types::{PromiseState, TaskState, Time};
 use proptest::test_runner::TestRng;
 
 use crate::dice::Dice;
-use crate::pools;
+use crate::pools::{self, World};
 use crate::{well_formed, Op, Step};
 
 /// Whether deadline `at` came due when the clock went from `since` to
@@ -29,6 +28,14 @@ use crate::{well_formed, Op, Step};
 /// the instant of a deadline).
 fn came_due(at: Time, since: Time, now: Time) -> bool {
     at <= now && (at > since || at == now)
+}
+
+/// The deadlines that [`came_due`] between `since` and `now`, as a window
+/// `from ≤ at ≤ now` of an ordered index: past `since` (`now` never goes
+/// back), or `now` alone when the clock did not move.
+fn due_window(since: Time, now: Time) -> (Time, Time) {
+    let from = if since < now { since + 1 } else { now };
+    (from, now)
 }
 
 /// What came due as the clock went from `since` to `now`.
@@ -44,16 +51,15 @@ pub(crate) enum Due {
 
 /// Whether a pending promise's deadline or an armed task timeout came due
 /// between `since` and `now`, and whether one is exactly `now`.
-pub(crate) fn due(m: &Machine, since: Time, now: Time) -> Due {
-    let promises = m
-        .state
-        .promises()
-        .filter(|p| p.state == PromiseState::Pending)
-        .map(|p| p.timeout_at);
-    // Only what is armed at or before `now`, in time order: no sort.
-    let tasks = [RETRY, LEASE]
-        .into_iter()
-        .flat_map(|kind| m.state.task_timeouts(kind).due(now).map(|(at, _)| at));
+pub(crate) fn due(w: World, since: Time, now: Time) -> Due {
+    // Only what is in the window, read from the ordered indexes: no scan.
+    let (from, until) = due_window(since, now);
+    let promises = w.ix.pending_within(from, until).map(|(at, _)| at);
+    let tasks = [RETRY, LEASE].into_iter().flat_map(|kind| {
+        (w.m.state.task_timeouts(kind))
+            .within(from, until)
+            .map(|(at, _)| at)
+    });
     let mut due = Due::Nothing;
     for at in promises.chain(tasks).filter(|&at| came_due(at, since, now)) {
         if at == now {
@@ -66,18 +72,24 @@ pub(crate) fn due(m: &Machine, since: Time, now: Time) -> Due {
 
 /// A request about something whose deadline came due between `since` and
 /// `now`, if any.
-pub(crate) fn just_due(m: &Machine, since: Time, now: Time, rng: &mut TestRng) -> Option<Request> {
+pub(crate) fn just_due(w: World, since: Time, now: Time, rng: &mut TestRng) -> Option<Request> {
+    let (from, until) = due_window(since, now);
     let mut c: Vec<Request> = Vec::new();
-    for p in pools::promises(m) {
-        if p.state == PromiseState::Pending && came_due(p.timeout_at, since, now) {
-            about_promise(m, p, &mut c);
-        }
+    // By id, as they always were: the window comes by deadline.
+    let mut promises: Vec<&str> = w.ix.pending_within(from, until).map(|(_, id)| id).collect();
+    promises.sort_unstable();
+    for id in promises {
+        let p = w.m.state.get_promise(id).expect("indexed promises exist");
+        about_promise(w, p, &mut c);
     }
     for kind in [RETRY, LEASE] {
-        for (id, at) in m.state.task_timeouts(kind).sorted() {
-            if came_due(at, since, now) {
-                about_task(m, id, &mut c);
-            }
+        let mut ids: Vec<&str> = (w.m.state.task_timeouts(kind))
+            .within(from, until)
+            .map(|(_, id)| id)
+            .collect();
+        ids.sort_unstable();
+        for id in ids {
+            about_task(w, id, &mut c);
         }
     }
     c.retain(|r| {
@@ -85,12 +97,12 @@ pub(crate) fn just_due(m: &Machine, since: Time, now: Time, rng: &mut TestRng) -
             now,
             op: Op::Request(r.clone()),
         };
-        well_formed(&step, m).is_ok()
+        well_formed(&step, w.m).is_ok()
     });
     rng.pick(&c).cloned()
 }
 
-fn about_promise(m: &Machine, p: &PromiseObject, c: &mut Vec<Request>) {
+fn about_promise(w: World, p: &PromiseObject, c: &mut Vec<Request>) {
     let id = p.id.as_str();
     c.push(Request::PromiseGet(PromiseGetReq { id: id.into() }));
     c.push(Request::PromiseCreate(PromiseCreateReq {
@@ -110,10 +122,10 @@ fn about_promise(m: &Machine, p: &PromiseObject, c: &mut Vec<Request>) {
             address: pools::LISTENERS[0].into(),
         },
     ));
-    about_task(m, id, c);
-    let origin = pools::origin(id);
-    for t in pools::tasks_in(m, TaskState::Acquired) {
-        if t.id != id && pools::origin(&t.id) == origin {
+    about_task(w, id, c);
+    for tid in w.ix.origin(pools::origin(id)).acquired.iter() {
+        let t = w.m.state.get_task(tid).expect("indexed tasks exist");
+        if t.id != id {
             c.push(Request::TaskSuspend(TaskSuspendReq {
                 id: t.id.clone(),
                 version: t.version,
@@ -132,8 +144,8 @@ fn about_promise(m: &Machine, p: &PromiseObject, c: &mut Vec<Request>) {
     }
 }
 
-fn about_task(m: &Machine, id: &str, c: &mut Vec<Request>) {
-    let Some(t) = m.state.get_task(id) else {
+fn about_task(w: World, id: &str, c: &mut Vec<Request>) {
+    let Some(t) = w.m.state.get_task(id) else {
         return;
     };
     c.push(Request::TaskGet(TaskGetReq { id: id.into() }));

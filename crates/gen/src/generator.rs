@@ -27,6 +27,8 @@ use proptest::test_runner::TestRng;
 
 use crate::dice::{seeded_rng, Dice};
 use crate::focus::Due;
+use crate::index::Index;
+use crate::pools::World;
 use crate::{apply, clock, promise_ops, schedule_ops, task_claim, task_ops};
 use crate::{GenConfig, Op, Step};
 
@@ -128,32 +130,68 @@ impl fmt::Debug for Stepper {
     }
 }
 
-/// A reference model plus the clock: chooses each step by reading the
-/// model, then applies it.
+/// A reference model plus the clock and the dice: chooses each step by
+/// reading the model, then applies it. It is an endless [`Iterator`] of
+/// steps (`take(n)` for a case of `n`), so a runner can pull one step at a
+/// time and send it before the next is chosen; the same seed gives the
+/// same steps however they are pulled.
+///
+/// A concurrent run that drives several clients at once moves the clock
+/// itself, in epochs: [`Generator::advance_clock`] between epochs, then
+/// [`Generator::step_frozen`] once per client at that `now`, from a model
+/// the run may hand over ([`Generator::resume`]).
 #[derive(Clone, Debug)]
 pub struct Generator {
     machine: Machine,
+    /// The sorted pools of `machine`'s state, fed by its change feed.
+    index: Index,
     stepper: Stepper,
+    rng: TestRng,
+    /// The `now` before the last advance: what came due since is aimed at.
+    since: Time,
     now: Time,
     kinds: crate::Kinds,
     probe_pct: u64,
 }
 
 impl Generator {
-    /// An empty spec model with `cfg.retry_timeout`, its clock at `cfg.start`.
-    pub fn new(cfg: &GenConfig) -> Self {
-        Generator::with_stepper(cfg, Stepper::spec())
+    /// An empty spec model with `cfg.retry_timeout`, its clock at
+    /// `cfg.start`, its dice seeded with `seed` ([`seeded_rng`]).
+    pub fn new(seed: u64, cfg: &GenConfig) -> Self {
+        Generator::with_stepper(seed, cfg, Stepper::spec())
     }
 
     /// An empty model with `cfg.retry_timeout` that takes its steps with
     /// `stepper`, its clock at `cfg.start`.
-    pub fn with_stepper(cfg: &GenConfig, stepper: Stepper) -> Self {
+    pub fn with_stepper(seed: u64, cfg: &GenConfig, stepper: Stepper) -> Self {
+        let machine = Machine::new(ServerConfig {
+            retry_timeout: cfg.retry_timeout,
+        });
+        Generator::resume(machine, cfg.start, cfg, &stepper, seed)
+    }
+
+    /// A generator that goes on from `machine` (a state some other run
+    /// reached, with its own config) at `now`, generating `cfg.kinds` with
+    /// `cfg.probe_pct` percent probes (`cfg.steps`, `cfg.start` and
+    /// `cfg.retry_timeout` are not read). Its pools are built from the
+    /// state once, then kept up to date step by step.
+    pub fn resume(
+        mut machine: Machine,
+        now: Time,
+        cfg: &GenConfig,
+        stepper: &Stepper,
+        seed: u64,
+    ) -> Self {
+        machine.state.watch();
+        machine.state.take_touched();
+        let index = Index::of(&machine);
         Generator {
-            machine: Machine::new(ServerConfig {
-                retry_timeout: cfg.retry_timeout,
-            }),
-            stepper,
-            now: cfg.start,
+            machine,
+            index,
+            stepper: stepper.clone(),
+            rng: seeded_rng(seed),
+            since: now,
+            now,
             kinds: cfg.kinds,
             probe_pct: cfg.probe_pct,
         }
@@ -164,53 +202,54 @@ impl Generator {
         &self.machine
     }
 
-    /// The `now` of the last step (`cfg.start` before the first).
+    /// The index the generator keeps of its model (for its own tests).
+    #[cfg(test)]
+    pub(crate) fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The `now` of the last step (the start before the first), or the one
+    /// [`Generator::advance_clock`] moved to.
     pub fn now(&self) -> Time {
         self.now
     }
 
-    /// A generator that goes on from `machine` at `now`: the state a
-    /// concurrent run's checker found after an epoch.
-    pub fn resume(machine: Machine, now: Time, cfg: &GenConfig, stepper: Stepper) -> Self {
-        Generator {
-            machine,
-            stepper,
-            now,
-            kinds: cfg.kinds,
-            probe_pct: cfg.probe_pct,
-        }
+    /// Choose the next step from the model state, apply it to the model,
+    /// and return it: the clock advances ([`Generator::advance_clock`]),
+    /// then one step at that `now` ([`Generator::step_frozen`]).
+    pub fn next_step(&mut self) -> Step {
+        self.advance_clock();
+        self.step_frozen()
     }
 
-    /// Advance the clock as [`Generator::next_step`] does, and return the
-    /// new `now`.
-    pub fn advance_clock(&mut self, rng: &mut TestRng) -> Time {
-        self.now = clock::advance(&self.machine, self.now, rng);
+    /// Move the clock to the next `now` ([`crate::clock`]: small steps,
+    /// onto, just before and just past deadlines) and return it. The next
+    /// [`Generator::step_frozen`] aims at what came due on the way.
+    pub fn advance_clock(&mut self) -> Time {
+        let w = World {
+            m: &self.machine,
+            ix: &self.index,
+        };
+        self.since = self.now;
+        self.now = clock::advance(w, self.now, &mut self.rng);
         self.now
     }
 
-    /// Apply a step chosen elsewhere (a rival of a concurrent epoch) to
-    /// the generator's model, so what follows sees it.
-    pub fn take(&mut self, step: &Step) {
-        self.stepper.step(&mut self.machine, step);
-        self.machine.clear_hits();
-    }
-
-    /// Choose the next step from the model state, apply it to the model,
-    /// and return it.
-    pub fn next_step(&mut self, rng: &mut TestRng) -> Step {
-        let since = self.now;
-        self.now = clock::advance(&self.machine, self.now, rng);
-        self.step_after(since, rng)
-    }
-
-    /// One step at the current `now`, the clock left where it is; `since`
-    /// is the `now` before the clock last moved (what came due since then
-    /// is what the step is often about).
-    pub fn step_after(&mut self, since: Time, rng: &mut TestRng) -> Step {
+    /// One step at the current `now`, the clock left where it is: a tick
+    /// (about one step in nine, more when a deadline has just come due) or
+    /// a request, chosen by reading the model, then applied to it. Later
+    /// frozen steps at the same `now` aim only at what is due exactly then.
+    pub fn step_frozen(&mut self) -> Step {
+        let (since, now) = (self.since, self.now);
+        let w = World {
+            m: &self.machine,
+            ix: &self.index,
+        };
+        let rng = &mut self.rng;
         // A deadline passed: the step is about it more often than not,
         // either the tick that fires it or a request that names it first.
         // Exactly on one, mostly a request (the boundary is the point).
-        let due = crate::focus::due(&self.machine, since, self.now);
+        let due = crate::focus::due(w, since, now);
         let tick_pct = match due {
             Due::Passed => TICK_WHEN_PASSED_PCT,
             Due::Nothing | Due::Exact => TICK_PCT,
@@ -220,50 +259,74 @@ impl Generator {
         } else {
             // Validation probes, when asked for.
             let probe = (self.probe_pct > 0 && rng.chance(self.probe_pct))
-                .then(|| crate::probe::probe(&self.machine, self.now, rng))
+                .then(|| crate::probe::probe(w, now, rng))
                 .flatten()
                 .filter(|r| self.kinds.contains(r.kind()));
             let aimed = probe.or_else(|| {
                 (due != Due::Nothing && rng.chance(FOCUS_PCT))
-                    .then(|| crate::focus::just_due(&self.machine, since, self.now, rng))
+                    .then(|| crate::focus::just_due(w, since, now, rng))
                     .flatten()
                     .filter(|r| self.kinds.contains(r.kind()))
             });
-            Op::Request(aimed.unwrap_or_else(|| self.request(rng)))
+            Op::Request(aimed.unwrap_or_else(|| request(w, self.kinds, now, rng)))
         };
-        let step = Step { now: self.now, op };
+        let step = Step { now, op };
         self.stepper.step(&mut self.machine, &step);
         self.machine.clear_hits();
+        let touched = self.machine.state.take_touched();
+        self.index.update(&self.machine, touched);
+        self.since = now;
         step
     }
+}
 
-    fn request(&self, rng: &mut TestRng) -> Request {
-        let (m, now) = (&self.machine, self.now);
-        let mut w = weights(m);
-        w.retain(|(_, k)| self.kinds.contains(k.name()));
-        match rng.weighted(&w) {
-            Kind::PromiseCreate => promise_ops::create(m, rng, now),
-            Kind::PromiseGet => promise_ops::get(m, rng),
-            Kind::PromiseSettle => promise_ops::settle(m, rng),
-            Kind::PromiseRegisterCallback => promise_ops::register_callback(m, rng),
-            Kind::PromiseRegisterListener => promise_ops::register_listener(m, rng),
-            Kind::PromiseSearch => promise_ops::search(rng),
-            Kind::TaskGet => task_ops::get(m, rng),
-            Kind::TaskCreate => task_claim::create(m, rng, now),
-            Kind::TaskAcquire => task_claim::acquire(m, rng),
-            Kind::TaskFence => task_ops::fence(m, rng, now),
-            Kind::TaskHeartbeat => task_ops::heartbeat(m, rng),
-            Kind::TaskSuspend => task_ops::suspend(m, rng, now),
-            Kind::TaskFulfill => task_ops::fulfill(m, rng),
-            Kind::TaskRelease => task_ops::release(m, rng),
-            Kind::TaskHalt => task_ops::halt(m, rng),
-            Kind::TaskContinue => task_ops::resume(m, rng),
-            Kind::TaskSearch => task_ops::search(rng),
-            Kind::ScheduleGet => schedule_ops::get(m, rng),
-            Kind::ScheduleCreate => schedule_ops::create(m, rng),
-            Kind::ScheduleDelete => schedule_ops::delete(m, rng),
-            Kind::ScheduleSearch => schedule_ops::search(rng),
-        }
+impl Generator {
+    /// Apply a step chosen elsewhere (a rival of a concurrent epoch,
+    /// `crate::epoch`) to the model, so what follows sees it.
+    pub fn take(&mut self, step: &Step) {
+        self.stepper.step(&mut self.machine, step);
+        self.machine.clear_hits();
+        let touched = self.machine.state.take_touched();
+        self.index.update(&self.machine, touched);
+    }
+}
+
+/// Endless: every call is [`Generator::next_step`].
+impl Iterator for Generator {
+    type Item = Step;
+    fn next(&mut self) -> Option<Step> {
+        Some(self.next_step())
+    }
+}
+
+/// A request of a kind drawn from [`weights`] (among `kinds`), its fields
+/// chosen by reading the model.
+fn request(w: World, kinds: crate::Kinds, now: Time, rng: &mut TestRng) -> Request {
+    let mut wt = weights(w);
+    wt.retain(|(_, k)| kinds.contains(k.name()));
+    let m = w.m;
+    match rng.weighted(&wt) {
+        Kind::PromiseCreate => promise_ops::create(w, rng, now),
+        Kind::PromiseGet => promise_ops::get(w, rng),
+        Kind::PromiseSettle => promise_ops::settle(w, rng),
+        Kind::PromiseRegisterCallback => promise_ops::register_callback(w, rng),
+        Kind::PromiseRegisterListener => promise_ops::register_listener(w, rng),
+        Kind::PromiseSearch => promise_ops::search(rng),
+        Kind::TaskGet => task_ops::get(w, rng),
+        Kind::TaskCreate => task_claim::create(w, rng, now),
+        Kind::TaskAcquire => task_claim::acquire(w, rng),
+        Kind::TaskFence => task_ops::fence(w, rng, now),
+        Kind::TaskHeartbeat => task_ops::heartbeat(w, rng),
+        Kind::TaskSuspend => task_ops::suspend(w, rng, now),
+        Kind::TaskFulfill => task_ops::fulfill(w, rng),
+        Kind::TaskRelease => task_ops::release(w, rng),
+        Kind::TaskHalt => task_ops::halt(w, rng),
+        Kind::TaskContinue => task_ops::resume(w, rng),
+        Kind::TaskSearch => task_ops::search(rng),
+        Kind::ScheduleGet => schedule_ops::get(m, rng),
+        Kind::ScheduleCreate => schedule_ops::create(m, rng),
+        Kind::ScheduleDelete => schedule_ops::delete(m, rng),
+        Kind::ScheduleSearch => schedule_ops::search(rng),
     }
 }
 
@@ -302,8 +365,8 @@ impl Kind {
     }
 }
 
-fn weights(m: &Machine) -> Vec<(u64, Kind)> {
-    let count = |s: TaskState| m.state.tasks().filter(|t| t.state == s).count();
+fn weights(w: World) -> Vec<(u64, Kind)> {
+    let count = |s: TaskState| w.ix.in_state(s).len();
     let (acquired, pending, halted) = (
         count(TaskState::Acquired),
         count(TaskState::Pending),
@@ -337,9 +400,13 @@ pub fn generate(seed: u64, cfg: &GenConfig) -> Vec<Step> {
 
 /// [`generate`] from a model that steps with `stepper` (a baseline's).
 pub fn generate_with(seed: u64, cfg: &GenConfig, stepper: &Stepper) -> Vec<Step> {
-    let mut rng = seeded_rng(seed);
-    let mut g = Generator::with_stepper(cfg, stepper.clone());
-    (0..cfg.steps).map(|_| g.next_step(&mut rng)).collect()
+    stream(seed, cfg, stepper).collect()
+}
+
+/// The steps of [`generate_with`], one at a time: each is chosen when it
+/// is pulled, so a runner sends the first before the last exists.
+pub fn stream(seed: u64, cfg: &GenConfig, stepper: &Stepper) -> std::iter::Take<Generator> {
+    Generator::with_stepper(seed, cfg, stepper.clone()).take(cfg.steps)
 }
 
 /// A proptest strategy over traces: a seed mapped through [`generate`].

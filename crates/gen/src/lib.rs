@@ -33,9 +33,11 @@ mod dice;
 pub mod epoch;
 mod focus;
 mod generator;
+mod index;
 mod pools;
 mod probe;
 mod promise_ops;
+mod ranked;
 mod repair;
 mod rules;
 mod schedule_ops;
@@ -47,7 +49,7 @@ use model::machine::Machine;
 
 pub use coverage::{coverage, Coverage};
 pub use dice::{below, case_seed, chance, seeded_rng};
-pub use generator::{generate, generate_with, trace_strategy, Generator, Stepper};
+pub use generator::{generate, generate_with, stream, trace_strategy, Generator, Stepper};
 pub use repair::repair;
 pub use rules::{is_probe, probe_rule, well_formed};
 

@@ -1,19 +1,29 @@
-//! Id, address and duration pools, and sorted views of the model state.
+//! Id, address and duration pools, and what every choice reads.
 //!
 //! Ids follow the servers' origin rule (origin = id up to the first `.`):
 //! roots are `a`, `b`, … and their children `a.1`, `a.2`, …, so any two
 //! promises of one origin may await each other. Fresh ids are derived from
 //! the state (the first unused one), never from a counter, so a step means
 //! the same thing when [`crate::repair`] replays it on another history.
-//! The model keeps its objects in hash maps; every list here is sorted so
-//! that choices are deterministic per seed.
+//! The model keeps its objects in hash maps; the generator picks from the
+//! sorted pools of its [`Index`], so choices are deterministic per seed.
 
 use model::machine::Machine;
-use model::state::{PromiseObject, TaskObject};
-use model::types::{PromiseState, Tags, TaskState, Time};
+use model::state::PromiseObject;
+use model::types::{PromiseState, Tags, Time};
 
 use crate::dice::Dice;
+use crate::index::Index;
 use proptest::test_runner::TestRng;
+
+/// What a choice reads: the generator's model and its index of it.
+#[derive(Clone, Copy)]
+pub(crate) struct World<'a> {
+    /// The model, for the objects themselves.
+    pub(crate) m: &'a Machine,
+    /// The sorted pools of its state.
+    pub(crate) ix: &'a Index,
+}
 
 /// The tag naming a promise's task address.
 pub(crate) const TARGET: &str = model::state::TARGET;
@@ -47,7 +57,7 @@ pub(crate) fn target(rng: &mut TestRng, origin: &str) -> String {
 }
 
 /// The `i`-th root id: `a` … `z`, then `r26`, `r27`, ….
-fn root(i: usize) -> String {
+pub(crate) fn root(i: usize) -> String {
     if i < 26 {
         ((b'a' + i as u8) as char).to_string()
     } else {
@@ -56,63 +66,18 @@ fn root(i: usize) -> String {
 }
 
 /// The first root id with no promise.
-pub(crate) fn fresh_root(m: &Machine) -> String {
-    (0..)
-        .map(root)
-        .find(|id| m.state.get_promise(id).is_none())
-        .expect("unbounded")
+pub(crate) fn fresh_root(w: World) -> String {
+    w.ix.fresh_root()
 }
 
 /// The first `n` child ids of `origin` with no promise.
-pub(crate) fn fresh_children(m: &Machine, origin: &str, n: usize) -> Vec<String> {
-    (1..)
-        .map(|i| format!("{origin}.{i}"))
-        .filter(|id| m.state.get_promise(id).is_none())
-        .take(n)
-        .collect()
+pub(crate) fn fresh_children(w: World, origin: &str, n: usize) -> Vec<String> {
+    w.ix.fresh_children(origin, n)
 }
 
 /// The first child id of `origin` with no promise.
-pub(crate) fn fresh_child(m: &Machine, origin: &str) -> String {
-    fresh_children(m, origin, 1).remove(0)
-}
-
-/// Every promise, by id.
-pub(crate) fn promises(m: &Machine) -> Vec<&PromiseObject> {
-    let mut v: Vec<_> = m.state.promises().collect();
-    v.sort_by(|a, b| a.id.cmp(&b.id));
-    v
-}
-
-/// Every task, by id.
-pub(crate) fn tasks(m: &Machine) -> Vec<&TaskObject> {
-    let mut v: Vec<_> = m.state.tasks().collect();
-    v.sort_by(|a, b| a.id.cmp(&b.id));
-    v
-}
-
-/// Tasks in `state`, by id.
-pub(crate) fn tasks_in(m: &Machine, state: TaskState) -> Vec<&TaskObject> {
-    tasks(m).into_iter().filter(|t| t.state == state).collect()
-}
-
-/// The origins of every promise, sorted, deduplicated.
-pub(crate) fn origins(m: &Machine) -> Vec<String> {
-    let mut v: Vec<String> = promises(m)
-        .iter()
-        .map(|p| origin(&p.id).to_string())
-        .collect();
-    v.sort();
-    v.dedup();
-    v
-}
-
-/// Promises of `origin`, by id.
-pub(crate) fn in_origin<'a>(m: &'a Machine, o: &str) -> Vec<&'a PromiseObject> {
-    promises(m)
-        .into_iter()
-        .filter(|p| origin(&p.id) == o)
-        .collect()
+pub(crate) fn fresh_child(w: World, origin: &str) -> String {
+    fresh_children(w, origin, 1).remove(0)
 }
 
 /// Whether a promise is still pending in storage (whatever its deadline).
@@ -122,13 +87,12 @@ pub(crate) fn pending(p: &PromiseObject) -> bool {
 
 /// An existing promise id, preferring pending ones (`pct_pending` percent),
 /// or `None` when there is none.
-pub(crate) fn existing(m: &Machine, rng: &mut TestRng, pct_pending: u64) -> Option<String> {
-    let all = promises(m);
-    let live: Vec<_> = all.iter().filter(|p| pending(p)).collect();
+pub(crate) fn existing(w: World, rng: &mut TestRng, pct_pending: u64) -> Option<String> {
+    let live = w.ix.pending();
     if !live.is_empty() && rng.chance(pct_pending) {
-        return rng.pick(&live).map(|p| p.id.clone());
+        return rng.pick_id(&live);
     }
-    rng.pick(&all).map(|p| p.id.clone())
+    rng.pick_id(&w.ix.promises())
 }
 
 /// A deadline relative to `now`: mostly seconds to a minute away (to
@@ -162,14 +126,10 @@ pub(crate) fn ttl(rng: &mut TestRng) -> u64 {
 
 /// A pending promise someone awaits (non-empty callbacks), else any
 /// pending one (`pct` percent), else any promise.
-pub(crate) fn awaited_first(m: &Machine, rng: &mut TestRng, pct: u64) -> Option<String> {
-    let awaited: Vec<_> = promises(m)
-        .into_iter()
-        .filter(|p| pending(p) && !p.callbacks.is_empty())
-        .collect();
-    match rng.pick(&awaited) {
-        Some(p) if rng.chance(50) => Some(p.id.clone()),
-        _ => existing(m, rng, pct),
+pub(crate) fn awaited_first(w: World, rng: &mut TestRng, pct: u64) -> Option<String> {
+    match rng.pick_from(&w.ix.awaited()) {
+        Some(id) if rng.chance(50) => Some(id.to_string()),
+        _ => existing(w, rng, pct),
     }
 }
 

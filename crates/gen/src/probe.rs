@@ -22,23 +22,24 @@
 //! | a schedule id with a `.` | schedule id must not contain '.' |
 
 use model::api::*;
-use model::machine::Machine;
 use model::state::{DELAY, TARGET};
 use model::types::{PromiseState, Tags, TaskState, Time};
 use proptest::test_runner::TestRng;
 
 use crate::dice::Dice;
-use crate::pools;
+use crate::pools::{self, World};
+use crate::ranked::Minus;
 
 /// One probe, if the state offers what it needs; every probe fails
 /// `model::wire::validate` by construction.
-pub(crate) fn probe(m: &Machine, now: Time, rng: &mut TestRng) -> Option<Request> {
+pub(crate) fn probe(w: World, now: Time, rng: &mut TestRng) -> Option<Request> {
     let mut c: Vec<Request> = Vec::new();
-    let origin = pools::origins(m)
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "q".into());
-    let fresh = pools::fresh_child(m, &origin);
+    let origin =
+        w.ix.origins()
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "q".into());
+    let fresh = pools::fresh_child(w, &origin);
     let tags = |pairs: &[(&str, &str)]| -> Tags {
         pairs
             .iter()
@@ -77,23 +78,23 @@ pub(crate) fn probe(m: &Machine, now: Time, rng: &mut TestRng) -> Option<Request
         promise_param: Default::default(),
         promise_tags: tags(&[(TARGET, pools::LISTENERS[0])]),
     }));
-    let promises = pools::promises(m);
-    if let Some(p) = rng.pick(&promises) {
+    let promises = w.ix.promises();
+    if let Some(p) = rng.pick_id(&promises) {
         c.push(Request::PromiseRegisterListener(
             PromiseRegisterListenerReq {
-                awaited: p.id.clone(),
+                awaited: p.clone(),
                 address: "nowhere".into(),
             },
         ));
         c.push(Request::PromiseRegisterCallback(
             PromiseRegisterCallbackReq {
-                awaited: p.id.clone(),
-                awaiter: p.id.clone(),
+                awaited: p.clone(),
+                awaiter: p.clone(),
             },
         ));
     }
-    let pending = pools::tasks_in(m, TaskState::Pending);
-    if let Some(t) = rng.pick(&pending) {
+    let task = |id: &crate::index::Id| w.m.state.get_task(id).expect("indexed tasks exist");
+    if let Some(t) = rng.pick_from(&w.ix.in_state(TaskState::Pending)).map(task) {
         c.push(Request::TaskAcquire(TaskAcquireReq {
             id: t.id.clone(),
             version: t.version,
@@ -101,8 +102,7 @@ pub(crate) fn probe(m: &Machine, now: Time, rng: &mut TestRng) -> Option<Request
             ttl: 0,
         }));
     }
-    let acquired = pools::tasks_in(m, TaskState::Acquired);
-    if let Some(t) = rng.pick(&acquired) {
+    if let Some(t) = rng.pick_from(&w.ix.in_state(TaskState::Acquired)).map(task) {
         c.push(Request::TaskSuspend(TaskSuspendReq {
             id: t.id.clone(),
             version: t.version,
@@ -117,22 +117,19 @@ pub(crate) fn probe(m: &Machine, now: Time, rng: &mut TestRng) -> Option<Request
                 value: Default::default(),
             }),
         }));
-        let elsewhere: Vec<_> = promises
-            .iter()
-            .filter(|p| pools::origin(&p.id) != pools::origin(&t.id))
-            .collect();
-        if let Some(p) = rng.pick(&elsewhere) {
+        let elsewhere = Minus::new(promises, &w.ix.origin(pools::origin(&t.id)).members);
+        if let Some(p) = rng.pick_id(&elsewhere) {
             c.push(Request::TaskSuspend(TaskSuspendReq {
                 id: t.id.clone(),
                 version: t.version,
                 actions: vec![PromiseRegisterCallbackReq {
-                    awaited: p.id.clone(),
+                    awaited: p.clone(),
                     awaiter: t.id.clone(),
                 }],
             }));
             c.push(Request::PromiseRegisterCallback(
                 PromiseRegisterCallbackReq {
-                    awaited: p.id.clone(),
+                    awaited: p.clone(),
                     awaiter: t.id.clone(),
                 },
             ));

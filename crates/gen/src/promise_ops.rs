@@ -9,20 +9,19 @@ use model::api::{
     PromiseCreateReq, PromiseGetReq, PromiseRegisterCallbackReq, PromiseRegisterListenerReq,
     PromiseSearchReq, PromiseSettleReq, Request,
 };
-use model::machine::Machine;
-use model::state::PromiseObject;
 use model::types::{PromiseState, Tags, Time};
 use proptest::test_runner::TestRng;
 
 use crate::dice::Dice;
-use crate::pools::{self, DELAY, TARGET, TIMER};
+use crate::pools::{self, World, DELAY, TARGET, TIMER};
+use crate::ranked::Skipping;
 
 /// A new promise `id` with chosen tags and deadline. `with_target`:
 /// `Some(true)` a target and no delay (a `task.create` action: the servers
 /// refuse a delay there), `Some(false)` no target (plain or timer), `None`
 /// any mix, delays included.
 pub(crate) fn new_promise(
-    m: &Machine,
+    w: World,
     rng: &mut TestRng,
     now: Time,
     id: String,
@@ -38,8 +37,7 @@ pub(crate) fn new_promise(
     // A child often has its root's deadline, as the SDKs give it (a child
     // never outlives its parent): deadlines coincide, and come due in one
     // tick.
-    let root = m
-        .state
+    let root = (w.m.state)
         .get_promise(&origin)
         .filter(|r| r.id != id && pools::pending(r));
     if let Some(r) = root {
@@ -86,43 +84,42 @@ pub(crate) fn new_promise(
 
 /// `promise.create`: an existing id (the idempotent branches) or a new root
 /// or child.
-pub(crate) fn create(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
+pub(crate) fn create(w: World, rng: &mut TestRng, now: Time) -> Request {
     if rng.chance(20) {
-        if let Some(id) = pools::existing(m, rng, 70) {
-            return Request::PromiseCreate(new_promise(m, rng, now, id, None));
+        if let Some(id) = pools::existing(w, rng, 70) {
+            return Request::PromiseCreate(new_promise(w, rng, now, id, None));
         }
     }
-    let origins = pools::origins(m);
-    let id = match rng.pick(&origins) {
-        Some(o) if rng.chance(65) => pools::fresh_child(m, o),
-        _ => pools::fresh_root(m),
+    let id = match rng.pick_from(&w.ix.origins()) {
+        Some(o) if rng.chance(65) => pools::fresh_child(w, o),
+        _ => pools::fresh_root(w),
     };
-    Request::PromiseCreate(new_promise(m, rng, now, id, None))
+    Request::PromiseCreate(new_promise(w, rng, now, id, None))
 }
 
 /// An existing id (mostly pending), else a missing one.
-fn existing_or_missing(m: &Machine, rng: &mut TestRng) -> String {
+fn existing_or_missing(w: World, rng: &mut TestRng) -> String {
     if rng.chance(88) {
-        if let Some(id) = pools::existing(m, rng, 70) {
+        if let Some(id) = pools::existing(w, rng, 70) {
             return id;
         }
     }
-    pools::fresh_root(m)
+    pools::fresh_root(w)
 }
 
 /// `promise.get`.
-pub(crate) fn get(m: &Machine, rng: &mut TestRng) -> Request {
+pub(crate) fn get(w: World, rng: &mut TestRng) -> Request {
     Request::PromiseGet(PromiseGetReq {
-        id: existing_or_missing(m, rng),
+        id: existing_or_missing(w, rng),
     })
 }
 
 /// `promise.settle` with a client settlement state, preferring promises
 /// someone awaits (the resume cascade).
-pub(crate) fn settle(m: &Machine, rng: &mut TestRng) -> Request {
-    let id = match pools::awaited_first(m, rng, 70) {
+pub(crate) fn settle(w: World, rng: &mut TestRng) -> Request {
+    let id = match pools::awaited_first(w, rng, 70) {
         Some(id) if rng.chance(88) => id,
-        _ => pools::fresh_root(m),
+        _ => pools::fresh_root(w),
     };
     Request::PromiseSettle(PromiseSettleReq {
         id,
@@ -132,9 +129,9 @@ pub(crate) fn settle(m: &Machine, rng: &mut TestRng) -> Request {
 }
 
 /// `promise.register_listener` on an existing (mostly pending) promise.
-pub(crate) fn register_listener(m: &Machine, rng: &mut TestRng) -> Request {
+pub(crate) fn register_listener(w: World, rng: &mut TestRng) -> Request {
     Request::PromiseRegisterListener(PromiseRegisterListenerReq {
-        awaited: existing_or_missing(m, rng),
+        awaited: existing_or_missing(w, rng),
         address: rng.pick(&pools::LISTENERS).expect("non-empty").to_string(),
     })
 }
@@ -142,49 +139,30 @@ pub(crate) fn register_listener(m: &Machine, rng: &mut TestRng) -> Request {
 /// `promise.register_callback` within one origin: the awaiter mostly a
 /// promise with a target (else one without: 422, or missing: 422), the
 /// awaited another promise of the origin (mostly pending; missing: 404).
-pub(crate) fn register_callback(m: &Machine, rng: &mut TestRng) -> Request {
+pub(crate) fn register_callback(w: World, rng: &mut TestRng) -> Request {
     // Mostly an origin with at least two promises, so both ends exist.
-    let origins = pools::origins(m);
-    let pairs: Vec<&String> = origins
-        .iter()
-        .filter(|o| pools::in_origin(m, o).len() >= 2)
-        .collect();
-    let o = match rng.pick(&pairs) {
-        Some(o) if rng.chance(85) => (*o).clone(),
+    let o = match rng.pick_from(&w.ix.pairs()) {
+        Some(o) if rng.chance(85) => o.to_string(),
         _ => rng
-            .pick(&origins)
-            .cloned()
-            .unwrap_or_else(|| pools::fresh_root(m)),
+            .pick_id(&w.ix.origins())
+            .unwrap_or_else(|| pools::fresh_root(w)),
     };
-    let members = pools::in_origin(m, &o);
-    let with_target: Vec<&PromiseObject> = members
-        .iter()
-        .copied()
-        .filter(|p| p.tags.contains_key(TARGET))
-        .collect();
-    let fresh = pools::fresh_children(m, &o, 2);
+    let org = w.ix.origin(&o);
+    let fresh = pools::fresh_children(w, &o, 2);
     let awaiter = match rng.below(100) {
-        0..=79 => rng.pick(&with_target).map(|p| p.id.clone()),
-        80..=89 => rng.pick(&members).map(|p| p.id.clone()),
+        0..=79 => rng.pick_id(&&org.with_target),
+        80..=89 => rng.pick_id(&&org.members),
         _ => None,
     }
     .unwrap_or_else(|| fresh[0].clone());
-    let others: Vec<&PromiseObject> = members
-        .iter()
-        .copied()
-        .filter(|p| p.id != awaiter)
-        .collect();
-    let pending: Vec<&PromiseObject> = others
-        .iter()
-        .copied()
-        .filter(|p| p.state == PromiseState::Pending)
-        .collect();
+    let others = Skipping::new(&org.members, [awaiter.as_str()]);
+    let pending = Skipping::new(&org.pending, [awaiter.as_str()]);
     let awaited = match rng.below(100) {
-        0..=74 => rng.pick(&pending).or_else(|| rng.pick(&others)),
-        75..=91 => rng.pick(&others),
+        0..=74 => rng.pick_from(&pending).or_else(|| rng.pick_from(&others)),
+        75..=91 => rng.pick_from(&others),
         _ => None,
     }
-    .map(|p| p.id.clone())
+    .map(|id| id.to_string())
     .unwrap_or_else(|| {
         if fresh[0] == awaiter {
             fresh[1].clone()

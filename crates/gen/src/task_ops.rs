@@ -11,46 +11,44 @@ use model::api::{
     TaskFenceReq, TaskFulfillReq, TaskGetReq, TaskHaltReq, TaskHeartbeatReq, TaskRef,
     TaskReleaseReq, TaskSearchReq, TaskSuspendReq,
 };
-use model::machine::Machine;
-use model::state::PromiseObject;
-use model::types::{PromiseState, TaskState, Time};
+use model::types::{TaskState, Time};
 use proptest::test_runner::TestRng;
 
 use crate::dice::Dice;
-use crate::pools;
+use crate::index::{window, Id};
+use crate::pools::{self, World};
 use crate::promise_ops::new_promise;
-use crate::task_claim::{jitter, pid, versioned};
+use crate::ranked::{Seq, Skipping, Union};
+use crate::task_claim::{jitter, pid, task, versioned};
 
-/// The other promises of `id`'s origin.
-fn siblings<'a>(m: &'a Machine, id: &str) -> Vec<&'a PromiseObject> {
-    pools::in_origin(m, pools::origin(id))
-        .into_iter()
-        .filter(|p| p.id != id)
-        .collect()
+/// The other promises of `id`'s origin: its members without `id`.
+fn siblings<'a>(w: World<'a>, id: &str) -> Skipping<'a, Id> {
+    Skipping::new(&w.ix.origin(pools::origin(id)).members, [id])
 }
 
 /// `task.fence`: a fenced create of a child (mostly new), or a fenced
 /// settle of another promise of the origin.
-pub(crate) fn fence(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
-    let (id, version) = versioned(m, rng, TaskState::Acquired);
+pub(crate) fn fence(w: World, rng: &mut TestRng, now: Time) -> Request {
+    let (id, version) = versioned(w, rng, TaskState::Acquired);
     let o = pools::origin(&id).to_string();
-    let others = siblings(m, &id);
+    let others = siblings(w, &id);
     let action = if others.is_empty() || rng.chance(60) {
-        let child = match rng.pick(&others) {
-            Some(p) if rng.chance(20) => p.id.clone(),
-            _ => pools::fresh_child(m, &o),
+        let child = match rng.pick_from(&others) {
+            Some(p) if rng.chance(20) => p.to_string(),
+            _ => pools::fresh_child(w, &o),
         };
-        TaskFenceAction::Create(new_promise(m, rng, now, child, None))
+        TaskFenceAction::Create(new_promise(w, rng, now, child, None))
     } else {
-        let pending: Vec<_> = others.iter().filter(|p| pools::pending(p)).collect();
-        let awaited: Vec<_> = pending.iter().filter(|p| !p.callbacks.is_empty()).collect();
+        let org = w.ix.origin(&o);
+        let pending = Skipping::new(&org.pending, [id.as_str()]);
+        let awaited = Skipping::new(&org.awaited, [id.as_str()]);
         let target = match rng.below(100) {
-            0..=39 => rng.pick(&awaited).map(|p| p.id.clone()),
-            40..=79 => rng.pick(&pending).map(|p| p.id.clone()),
-            80..=93 => rng.pick(&others).map(|p| p.id.clone()),
+            0..=39 => rng.pick_id(&awaited),
+            40..=79 => rng.pick_id(&pending),
+            80..=93 => rng.pick_id(&others),
             _ => None,
         }
-        .unwrap_or_else(|| pools::fresh_child(m, &o));
+        .unwrap_or_else(|| pools::fresh_child(w, &o));
         TaskFenceAction::Settle(PromiseSettleReq {
             id: target,
             state: pools::settle_state(rng),
@@ -66,10 +64,10 @@ pub(crate) fn fence(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
 
 /// `task.heartbeat`: tasks of one origin, mostly by their claimant at their
 /// current versions.
-pub(crate) fn heartbeat(m: &Machine, rng: &mut TestRng) -> Request {
-    let acquired = pools::tasks_in(m, TaskState::Acquired);
-    let (o, claimant) = match rng.pick(&acquired) {
+pub(crate) fn heartbeat(w: World, rng: &mut TestRng) -> Request {
+    let (o, claimant) = match rng.pick_from(&w.ix.in_state(TaskState::Acquired)) {
         Some(t) if rng.chance(85) => {
+            let t = task(w, t);
             let p = match &t.pid {
                 Some(p) if rng.chance(85) => p.clone(),
                 _ => pid(rng),
@@ -77,32 +75,27 @@ pub(crate) fn heartbeat(m: &Machine, rng: &mut TestRng) -> Request {
             (pools::origin(&t.id).to_string(), p)
         }
         _ => {
-            let all = pools::tasks(m);
-            let o = rng.pick(&all).map_or_else(
-                || pools::fresh_root(m),
-                |t| pools::origin(&t.id).to_string(),
-            );
+            let o = rng
+                .pick_from(&w.ix.tasks())
+                .map_or_else(|| pools::fresh_root(w), |t| pools::origin(t).to_string());
             (o, pid(rng))
         }
     };
     let mut tasks: Vec<TaskRef> = Vec::new();
-    let members: Vec<_> = pools::tasks(m)
-        .into_iter()
-        .filter(|t| pools::origin(&t.id) == o)
-        .collect();
+    let members = &w.ix.origin(&o).tasks;
     for _ in 0..rng.range(1, 3) {
-        if let Some(t) = rng.pick(&members) {
-            if !tasks.iter().any(|r| r.id == t.id) {
+        if let Some(t) = rng.pick_from(&members) {
+            if !tasks.iter().any(|r| *r.id == **t) {
                 tasks.push(TaskRef {
-                    id: t.id.clone(),
-                    version: jitter(rng, t.version),
+                    id: t.to_string(),
+                    version: jitter(rng, task(w, t).version),
                 });
             }
         }
     }
     if tasks.is_empty() || rng.chance(8) {
         tasks.push(TaskRef {
-            id: pools::fresh_child(m, &o),
+            id: pools::fresh_child(w, &o),
             version: 1,
         });
     }
@@ -113,67 +106,78 @@ pub(crate) fn heartbeat(m: &Machine, rng: &mut TestRng) -> Request {
 }
 
 /// `task.suspend` awaiting 1–3 promises of the task's origin.
-pub(crate) fn suspend(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
-    // Prefer a held task that has something live to wait for.
-    // (or one whose deadline is exactly now: live a millisecond ago, and
-    // the instant where `<` and `≤` part ways).
-    let boundary = |p: &PromiseObject| p.state == PromiseState::Pending && p.timeout_at == now;
-    let ready: Vec<_> = pools::tasks_in(m, TaskState::Acquired)
-        .into_iter()
+pub(crate) fn suspend(w: World, rng: &mut TestRng, now: Time) -> Request {
+    // Prefer a held task that has something live to wait for (or one whose
+    // deadline is exactly now: live a millisecond ago, and the instant
+    // where `<` and `≤` part ways): a pending sibling due at `now` or later.
+    let ready: Vec<&Id> = (w.ix.in_state(TaskState::Acquired).iter())
         .filter(|t| {
-            siblings(m, &t.id)
-                .iter()
-                .any(|p| p.is_live(now) || boundary(p))
+            let org = w.ix.origin(pools::origin(t));
+            window(&org.deadlines, now, Time::MAX)
+                .take(2)
+                .any(|(_, p)| p != &***t)
         })
         .collect();
     let (id, version) = match rng.pick(&ready) {
-        Some(t) if rng.chance(75) => (t.id.clone(), jitter(rng, t.version)),
-        _ => versioned(m, rng, TaskState::Acquired),
+        Some(t) if rng.chance(75) => (t.to_string(), jitter(rng, task(w, t).version)),
+        _ => versioned(w, rng, TaskState::Acquired),
     };
-    let others = siblings(m, &id);
-    let live: Vec<&PromiseObject> = others.iter().copied().filter(|p| p.is_live(now)).collect();
-    let dead: Vec<&PromiseObject> = others.iter().copied().filter(|p| !p.is_live(now)).collect();
+    let org = w.ix.origin(pools::origin(&id));
+    // Pending siblings by deadline: live after `now`, on the boundary at it.
+    let by_id = |from: Time, until: Time| {
+        let mut v: Vec<&str> = window(&org.deadlines, from, until)
+            .map(|(_, p)| p)
+            .filter(|p| *p != id)
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let live: Vec<&str> = now
+        .checked_add(1)
+        .map_or(Vec::new(), |t| by_id(t, Time::MAX));
+    let edge: Vec<&str> = by_id(now, now);
+    // The rest of the origin: settled, or expired (the boundary too).
+    let dead = Skipping::new(&org.members, live.iter().copied().chain([id.as_str()]));
     let mut awaited: Vec<String> = Vec::new();
     for _ in 0..rng.range(1, 3) {
         if let Some(p) = rng.pick(&live) {
-            if !awaited.contains(&p.id) {
-                awaited.push(p.id.clone());
+            if !awaited.iter().any(|a| a == p) {
+                awaited.push(p.to_string());
             }
         }
     }
     // Sometimes closing a cycle of awaits: the promise of a task already
     // suspended on this one's (a timeout then has to resume one of them
     // while the other is due too).
-    let waiting_on_us: Vec<&PromiseObject> = m.state.get_promise(&id).map_or(Vec::new(), |p| {
+    let waiting_on_us: Vec<&str> = w.m.state.get_promise(&id).map_or(Vec::new(), |p| {
         live.iter()
             .copied()
-            .filter(|q| p.callbacks.contains(&q.id))
+            .filter(|q| p.callbacks.iter().any(|c| c == q))
             .collect()
     });
     if let Some(q) = rng.pick(&waiting_on_us) {
-        if rng.chance(60) && !awaited.contains(&q.id) {
-            awaited.insert(0, q.id.clone());
+        if rng.chance(60) && !awaited.iter().any(|a| a == q) {
+            awaited.insert(0, q.to_string());
         }
     }
     // Mostly only live ones; sometimes one settled or expired (300);
     // rarely, or when nothing exists to await, a missing one (422).
-    let missing = || pools::fresh_child(m, pools::origin(&id));
+    let missing = || pools::fresh_child(w, pools::origin(&id));
     let r = rng.below(100);
-    let edge: Vec<&PromiseObject> = dead.iter().copied().filter(|p| boundary(p)).collect();
     let odd = if !edge.is_empty() && rng.chance(50) {
-        rng.pick(&edge).map(|p| p.id.clone())
+        rng.pick(&edge).map(|p| p.to_string())
     } else if r < 72 && !awaited.is_empty() {
         None
     } else if r < 94 {
-        match rng.pick(&dead) {
-            Some(p) => Some(p.id.clone()),
+        match rng.pick_id(&dead) {
+            Some(p) => Some(p),
             None => awaited.is_empty().then(missing),
         }
     } else {
         Some(missing())
     };
     if let Some(x) = odd {
-        let settled = m.state.get_promise(&x).is_some();
+        let settled = w.m.state.get_promise(&x).is_some();
         let at = rng.below(awaited.len() as u64 + 1) as usize;
         awaited.insert(at, x);
         // Sometimes a settled one and a missing one together: which of
@@ -197,8 +201,8 @@ pub(crate) fn suspend(m: &Machine, rng: &mut TestRng, now: Time) -> Request {
 }
 
 /// `task.fulfill` of a held task's own promise.
-pub(crate) fn fulfill(m: &Machine, rng: &mut TestRng) -> Request {
-    let (id, version) = versioned(m, rng, TaskState::Acquired);
+pub(crate) fn fulfill(w: World, rng: &mut TestRng) -> Request {
+    let (id, version) = versioned(w, rng, TaskState::Acquired);
     Request::TaskFulfill(TaskFulfillReq {
         action: PromiseSettleReq {
             id: id.clone(),
@@ -211,48 +215,44 @@ pub(crate) fn fulfill(m: &Machine, rng: &mut TestRng) -> Request {
 }
 
 /// `task.release` of a held task.
-pub(crate) fn release(m: &Machine, rng: &mut TestRng) -> Request {
-    let (id, version) = versioned(m, rng, TaskState::Acquired);
+pub(crate) fn release(w: World, rng: &mut TestRng) -> Request {
+    let (id, version) = versioned(w, rng, TaskState::Acquired);
     Request::TaskRelease(TaskReleaseReq { id, version })
 }
 
 /// A task id in `prefer` state (`pct` percent), else any task, else missing.
-fn task_id(m: &Machine, rng: &mut TestRng, prefer: &[TaskState], pct: u64) -> String {
-    let preferred: Vec<_> = pools::tasks(m)
-        .into_iter()
-        .filter(|t| prefer.contains(&t.state))
-        .collect();
+fn task_id(w: World, rng: &mut TestRng, prefer: &[TaskState], pct: u64) -> String {
+    let preferred = Union::new(prefer.iter().map(|s| w.ix.in_state(*s)).collect());
     if rng.chance(pct) {
-        if let Some(t) = rng.pick(&preferred) {
-            return t.id.clone();
+        if let Some(t) = rng.pick_id(&preferred) {
+            return t;
         }
     }
-    let all = pools::tasks(m);
-    match rng.pick(&all) {
-        Some(t) if rng.chance(80) => t.id.clone(),
-        _ => pools::fresh_root(m),
+    match rng.pick_from(&w.ix.tasks()) {
+        Some(t) if rng.chance(80) => t.to_string(),
+        _ => pools::fresh_root(w),
     }
 }
 
 /// `task.halt`, mostly of a live task.
-pub(crate) fn halt(m: &Machine, rng: &mut TestRng) -> Request {
+pub(crate) fn halt(w: World, rng: &mut TestRng) -> Request {
     use TaskState::*;
     Request::TaskHalt(TaskHaltReq {
-        id: task_id(m, rng, &[Pending, Acquired, Suspended], 70),
+        id: task_id(w, rng, &[Pending, Acquired, Suspended], 70),
     })
 }
 
 /// `task.continue`, mostly of a halted task.
-pub(crate) fn resume(m: &Machine, rng: &mut TestRng) -> Request {
+pub(crate) fn resume(w: World, rng: &mut TestRng) -> Request {
     Request::TaskContinue(TaskContinueReq {
-        id: task_id(m, rng, &[TaskState::Halted], 75),
+        id: task_id(w, rng, &[TaskState::Halted], 75),
     })
 }
 
 /// `task.get`.
-pub(crate) fn get(m: &Machine, rng: &mut TestRng) -> Request {
+pub(crate) fn get(w: World, rng: &mut TestRng) -> Request {
     Request::TaskGet(TaskGetReq {
-        id: task_id(m, rng, &[], 0),
+        id: task_id(w, rng, &[], 0),
     })
 }
 

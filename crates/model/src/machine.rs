@@ -221,6 +221,24 @@ impl Machine {
         fired
     }
 
+    /// Run `f` on this machine, then undo all it did (its effects, through
+    /// the undo journal, and the branches it recorded) and return what it
+    /// returned: a look at what a transition would do that costs the
+    /// transition, not a copy of the state. Nests inside a journal already
+    /// open (a checker's attempt), which it leaves open.
+    pub fn trial<R>(&mut self, f: impl FnOnce(&mut Machine) -> R) -> R {
+        let hits = self.hits.len();
+        let open = self.state.journaling();
+        let mark = self.state.checkpoint();
+        let r = f(self);
+        self.state.rollback(mark);
+        if !open {
+            self.state.commit();
+        }
+        self.hits.truncate(hits);
+        r
+    }
+
     /// The branches taken since the last call, in order.
     pub fn take_hits(&mut self) -> Vec<Branch> {
         std::mem::take(&mut self.hits)
@@ -234,5 +252,48 @@ impl Machine {
     /// The retry timeout of the config.
     pub(crate) fn retry_timeout(&self) -> u64 {
         self.state.config.retry_timeout
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{PromiseCreateReq, PromiseGetReq};
+
+    fn create(id: &str) -> Request {
+        Request::PromiseCreate(PromiseCreateReq {
+            id: id.to_string(),
+            timeout_at: 100,
+            param: Default::default(),
+            tags: Default::default(),
+        })
+    }
+
+    /// A trial is undone whole, state and branches, with or without a
+    /// journal already open (which it leaves open and intact).
+    #[test]
+    fn a_trial_leaves_nothing_behind() {
+        let mut m = Machine::default();
+        m.apply(&create("a"), 1);
+        let (state, hits) = (m.state.clone(), m.hits.clone());
+        let seen = m.trial(|m| {
+            m.apply(&create("b"), 2);
+            m.tick(200);
+            m.state.get_promise("b").is_some()
+        });
+        assert!(seen, "the trial saw its own effects");
+        assert_eq!((&m.state, &m.hits), (&state, &hits));
+        assert!(!m.state.journaling(), "no journal left open");
+
+        let mark = m.state.checkpoint();
+        m.apply(&create("c"), 3);
+        m.trial(|m| m.apply(&Request::PromiseGet(PromiseGetReq { id: "c".into() }), 150));
+        assert!(m.state.journaling(), "the outer journal is still open");
+        m.state.rollback(mark);
+        m.state.commit();
+        assert_eq!(
+            m.state, state,
+            "and still undoes what came before the trial"
+        );
     }
 }

@@ -17,6 +17,10 @@
 //! last-writer-wins write) and fingerprints what changed since a mark
 //! ([`State::fingerprint_since`]), in [`writes`].
 
+//! A reader that keeps its own index of the state (the generator's sorted
+//! pools) asks for a change feed instead ([`State::watch`]): the ids of the
+//! promises and tasks each effect wrote, so it re-reads only those.
+
 mod writes;
 
 pub use writes::Writes;
@@ -255,6 +259,36 @@ enum Undo {
     Outbox(String, Option<OutboxEntry>),
 }
 
+/// An object an effect wrote (or a rollback restored), named by component
+/// and id: what [`State::take_touched`] reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Touched {
+    /// The promise of this id was created, changed or removed.
+    Promise(String),
+    /// The task of this id was created, changed or removed.
+    Task(String),
+}
+
+/// The change feed of a watched state. A clone does not watch: a copy of
+/// the generator's model handed to someone else must not fill a feed no
+/// one drains.
+#[derive(Debug, Default)]
+struct Feed(Option<Vec<Touched>>);
+
+impl Clone for Feed {
+    fn clone(&self) -> Feed {
+        Feed(None)
+    }
+}
+
+impl Feed {
+    fn push(&mut self, t: impl FnOnce() -> Touched) {
+        if let Some(v) = self.0.as_mut() {
+            v.push(t());
+        }
+    }
+}
+
 /// A keyed deadline table with an ordered index of `(deadline, id)`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Deadlines {
@@ -288,6 +322,21 @@ impl Deadlines {
         self.due
             .iter()
             .take_while(move |(t, _)| *t <= now)
+            .map(|(t, id)| (*t, id.as_str()))
+    }
+
+    /// Entries with `from ≤ deadline ≤ until`, earliest first (ties by
+    /// id): a window of the ordered index, read without a scan.
+    pub fn within(&self, from: Time, until: Time) -> impl Iterator<Item = (Time, &str)> {
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        let hi = match until.checked_add(1) {
+            Some(h) => Excluded((h, String::new())),
+            None => Unbounded,
+        };
+        (from <= until)
+            .then(|| self.due.range((Included((from, String::new())), hi)))
+            .into_iter()
+            .flatten()
             .map(|(t, id)| (*t, id.as_str()))
     }
 
@@ -325,6 +374,7 @@ pub struct State {
     schedule_timeouts: Deadlines,
     outbox: HashMap<String, OutboxEntry>,
     journal: Option<Vec<Undo>>,
+    touched: Feed,
 }
 
 /// A position in the undo journal, from [`State::checkpoint`].
@@ -357,6 +407,7 @@ impl State {
             match entries.pop().expect("length checked") {
                 Undo::Promise(id, p) => self.put_promise(&id, p),
                 Undo::Task(id, t) => {
+                    self.touched.push(|| Touched::Task(id.clone()));
                     let _ = match t {
                         Some(t) => self.tasks.insert(id, t),
                         None => self.tasks.remove(&id),
@@ -390,9 +441,31 @@ impl State {
         self.journal = Some(entries);
     }
 
+    /// Whether effects are being journaled (a checkpoint is open).
+    pub fn journaling(&self) -> bool {
+        self.journal.is_some()
+    }
+
     /// Stop journaling and drop the journal.
     pub fn commit(&mut self) {
         self.journal = None;
+    }
+
+    // ----- change feed -----
+
+    /// Start recording the id of every promise and task an effect writes
+    /// (or a rollback restores), for [`State::take_touched`].
+    pub fn watch(&mut self) {
+        self.touched.0.get_or_insert_with(Vec::new);
+    }
+
+    /// The objects written since the last call, in order and possibly
+    /// repeated; empty when the state is not watched.
+    pub fn take_touched(&mut self) -> Vec<Touched> {
+        match self.touched.0.as_mut() {
+            Some(v) => std::mem::take(v),
+            None => Vec::new(),
+        }
     }
 
     fn record(&mut self, undo: impl FnOnce() -> Undo) {
@@ -419,6 +492,7 @@ impl State {
     /// Replace (or remove) a promise, keeping `awaiting` in step with the
     /// callbacks that change.
     fn put_promise(&mut self, id: &str, p: Option<PromiseObject>) {
+        self.touched.push(|| Touched::Promise(id.to_string()));
         let old = match p {
             Some(p) => {
                 for c in &p.callbacks {
@@ -487,6 +561,7 @@ impl State {
     /// `setTask`.
     pub fn set_task(&mut self, t: TaskObject) {
         let id = t.id.clone();
+        self.touched.push(|| Touched::Task(id.clone()));
         let prev = self.tasks.insert(id.clone(), t);
         self.record(|| Undo::Task(id, prev));
     }
@@ -623,5 +698,69 @@ impl PartialEq for State {
             && self.task_timeouts == other.task_timeouts
             && self.schedule_timeouts == other.schedule_timeouts
             && self.outbox == other.outbox
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn promise(id: &str) -> PromiseObject {
+        PromiseObject {
+            id: id.to_string(),
+            state: PromiseState::Pending,
+            param: Value::default(),
+            value: Value::default(),
+            tags: Tags::new(),
+            timeout_at: 10,
+            created_at: 0,
+            settled_at: None,
+            callbacks: Vec::new(),
+            listeners: Vec::new(),
+        }
+    }
+
+    /// The feed names what effects and rollbacks write, only while
+    /// watched, and a clone does not watch.
+    #[test]
+    fn the_change_feed_names_what_was_written() {
+        let mut s = State::default();
+        s.set_promise(promise("a"));
+        assert!(s.take_touched().is_empty(), "not watched");
+        s.watch();
+        let mark = s.checkpoint();
+        s.set_promise(promise("b"));
+        s.set_task(TaskObject::new("b", TaskState::Pending, 0));
+        s.set_promise_timeout("b", 10);
+        s.rollback(mark);
+        s.commit();
+        assert_eq!(
+            s.take_touched(),
+            [
+                Touched::Promise("b".into()),
+                Touched::Task("b".into()),
+                Touched::Task("b".into()),
+                Touched::Promise("b".into()),
+            ]
+        );
+        assert!(s.take_touched().is_empty(), "taken");
+        let mut copy = s.clone();
+        copy.set_promise(promise("c"));
+        assert!(copy.take_touched().is_empty(), "a clone does not watch");
+    }
+
+    /// `within` is the window of the ordered index, bounds included.
+    #[test]
+    fn within_reads_a_window_of_deadlines() {
+        let mut d = Deadlines::default();
+        for (id, at) in [("a", 5), ("b", 7), ("c", 7), ("d", 9), ("e", Time::MAX)] {
+            d.put(id, Some(at));
+        }
+        let ids = |from, until| d.within(from, until).map(|(_, id)| id).collect::<Vec<_>>();
+        assert_eq!(ids(5, 7), ["a", "b", "c"]);
+        assert_eq!(ids(6, 8), ["b", "c"]);
+        assert_eq!(ids(7, 7), ["b", "c"]);
+        assert_eq!(ids(8, 6), Vec::<&str>::new());
+        assert_eq!(ids(9, Time::MAX), ["d", "e"]);
     }
 }

@@ -3,6 +3,8 @@
 //! replay steps through [`execute`]: observe (send the step, take the
 //! snapshot) → check (the model and its latitude) → record (the trace line).
 
+use std::borrow::Borrow;
+
 use serde_json::Value;
 
 use gen::Step;
@@ -83,8 +85,22 @@ pub fn execute(
     expect: Expect,
     opts: ExecOptions,
 ) -> Execution {
+    execute_stream(target, checker, steps, expect, opts)
+}
+
+/// [`execute`] over steps pulled one at a time (a generator's stream, which
+/// chooses each step when it is asked): nothing past the step where the
+/// replay stops is pulled.
+pub fn execute_stream<S: Borrow<Step>>(
+    target: &mut dyn Target,
+    checker: &mut Checker,
+    steps: impl IntoIterator<Item = S>,
+    expect: Expect,
+    opts: ExecOptions,
+) -> Execution {
+    let steps = steps.into_iter();
     let mut ex = Execution {
-        lines: Vec::with_capacity(steps.len()),
+        lines: Vec::with_capacity(steps.size_hint().0),
         divergence: None,
         fault: None,
         latitude: 0,
@@ -104,7 +120,8 @@ pub fn execute(
     let mut before = opts
         .check_state
         .then(|| Snap::from_view(StateView::default()));
-    for (i, step) in steps.iter().enumerate() {
+    for (i, step) in steps.enumerate() {
+        let step = step.borrow();
         let (res, snap) = match observe(target, step, opts.check_state) {
             Ok(o) => o,
             Err(e) => {

@@ -9,7 +9,7 @@ use deviate::Deviation;
 
 use crate::baseline::Baseline;
 use crate::check::Checker;
-use crate::exec::{execute, ExecOptions, Execution, Expect};
+use crate::exec::{execute, execute_stream, ExecOptions, Execution, Expect};
 use crate::profile::Profile;
 use crate::report::{CaseReport, CaseStatus, Summary};
 use crate::repro::{self, Reach, Which};
@@ -102,22 +102,26 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
         Some(c) => vec![c],
         None => (0..cfg.cases).collect(),
     };
-    let bar = progress_bar(cfg, cases.len() as u64 * cfg.steps as u64);
+    let bar = progress_bar(cfg, (cases.len() as u64).saturating_mul(cfg.steps as u64));
     let mut checker = Checker::with_deviations(cfg.profile.clone(), cfg.deviations.clone());
     let mut reports = Vec::new();
     let mut probes = Vec::new();
     for &case in &cases {
         let seed = gen::case_seed(cfg.seed, case);
-        let steps = checker.generate(seed, cfg.steps, cfg.probe_pct);
+        // Each step is generated when the loop pulls it, so the first
+        // request goes out at once and the bar moves step by step.
+        let counted = bar.clone();
+        let steps = checker
+            .stream(seed, cfg.steps, cfg.probe_pct)
+            .inspect(move |_| counted.inc(1));
         let case_started = Instant::now();
-        let ex = execute(
+        let ex = execute_stream(
             target,
             &mut checker,
-            &steps,
+            steps,
             Expect::Model,
             cfg.exec_options(),
         );
-        bar.inc(ex.lines.len() as u64);
         probes.extend(ex.probes.iter().cloned());
         let (steps_run, latitude) = (ex.lines.len(), ex.latitude);
         let status = bar.suspend(|| finish_case(cfg, case, ex, target, &mut checker, out));

@@ -146,7 +146,7 @@ fn check_skips_and_lists_files_of_kinds_the_profile_leaves_out() {
         "{out}"
     );
     assert!(
-        out.contains("2 files, 1 passed, 0 failed, 0 target faults, 1 skipped"),
+        out.contains("2 files, 1 passed, 0 failed, 0 target faults, 0 malformed, 1 skipped"),
         "{out}"
     );
     // A check in which every file was skipped checked nothing: not green.

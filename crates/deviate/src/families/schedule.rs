@@ -397,11 +397,12 @@ impl Hooks for ScheduleNotRearmed {
 
 /// The occurrences (promise id, occurrence time) that the firing `next`
 /// would create: the candidates of [`new_occurrences`] that exist after
-/// running `next` on a copy of the machine. Inner deviations may create
-/// fewer than the spec (`schedule-one-per-tick`), so the hooks that must
-/// act *before* the creation ask the inner firing itself.
+/// running `next` on trial (undone at once: a copy of the machine would
+/// cost the whole state at every schedule firing). Inner deviations may
+/// create fewer than the spec (`schedule-one-per-tick`), so the hooks that
+/// must act *before* the creation ask the inner firing itself.
 fn created_by(
-    m: &Machine,
+    m: &mut Machine,
     sid: &str,
     timer: &Timer,
     now: Time,
@@ -411,12 +412,13 @@ fn created_by(
     if candidates.is_empty() {
         return candidates;
     }
-    let mut probe = m.clone();
-    next(&mut probe, timer, now);
-    candidates
-        .into_iter()
-        .filter(|(pid, _)| probe.state.get_promise(pid).is_some())
-        .collect()
+    m.trial(|m| {
+        next(m, timer, now);
+        candidates
+            .into_iter()
+            .filter(|(pid, _)| m.state.get_promise(pid).is_some())
+            .collect()
+    })
 }
 
 /// The `promise.create` the spec's `catchUp` makes for occurrence `at` of

@@ -268,18 +268,20 @@ struct TimeoutSkipsDueAwaiters;
 
 impl Hooks for TimeoutSkipsDueAwaiters {
     fn tick(&self, m: &mut Machine, now: Time, next: NextTick) -> Vec<Timer> {
-        let due: Vec<String> = m
+        // The armed timeouts due now (each armed at its promise's
+        // `timeoutAt`), read from the deadline index, not the whole table.
+        let mut due: Vec<String> = m
             .state
             .promise_timeouts()
-            .sorted()
-            .into_iter()
-            .filter(|(id, _)| {
+            .due(now)
+            .filter(|(_, id)| {
                 m.state
                     .get_promise(id)
                     .is_some_and(|p| p.state == PromiseState::Pending && p.timeout_at <= now)
             })
-            .map(|(id, _)| id.to_string())
+            .map(|(_, id)| id.to_string())
             .collect();
+        due.sort_unstable();
         for id in &due {
             let skipped = m
                 .state

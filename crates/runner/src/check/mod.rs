@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use deviate::{Deviant, Deviation};
-use gen::{Coverage, Op, Step};
+use gen::{Coverage, Generator, Op, Step};
 use model::branch::Branch;
 use model::machine::Timer;
 use model::state::ServerConfig;
@@ -155,8 +155,16 @@ impl Checker {
     /// The trace of `steps` steps named by `seed`, generated under the
     /// profile (its kinds, its retry timeout) from this checker's model: with
     /// a baseline, the generator reads the state the baseline's deviations
-    /// leave, so it aims at what the target is expected to hold.
+    /// leave, so it aims at what the target is expected to hold. The whole
+    /// trace at once, for those that need it (the mutants hunt, tests);
+    /// `run` pulls the same steps one by one from [`Checker::stream`].
     pub fn generate(&self, seed: u64, steps: usize, probe_pct: u64) -> Vec<Step> {
+        self.stream(seed, steps, probe_pct).collect()
+    }
+
+    /// The steps of [`Checker::generate`], each chosen when it is pulled:
+    /// a case starts running before its last step exists.
+    pub fn stream(&self, seed: u64, steps: usize, probe_pct: u64) -> std::iter::Take<Generator> {
         let cfg = gen::GenConfig {
             steps,
             retry_timeout: self.profile.retry_timeout,
@@ -164,7 +172,7 @@ impl Checker {
             probe_pct,
             ..gen::GenConfig::default()
         };
-        gen::generate_with(seed, &cfg, &self.model.stepper())
+        gen::stream(seed, &cfg, &self.model.stepper())
     }
 
     /// A fresh model with this checker's config and deviations (for passes

@@ -87,6 +87,9 @@ pub struct RacesArgs {
     /// Directory for the histories.
     #[arg(long, default_value = "traces/failures")]
     pub out_dir: PathBuf,
+    /// The races' window between check and write, ms.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub race_window_ms: u64,
 }
 
 /// `conform stress`.

@@ -252,6 +252,7 @@ pub(super) fn races_cmd(a: RacesArgs) -> Result<Verdict, Failure> {
         shrink_time: Duration::from_secs(a.shrink_time),
         out_dir: a.out_dir,
         conform,
+        race_window: Duration::from_millis(a.race_window_ms),
     };
     say!(
         "conform {} races: runs {} epochs {} clients {} shrink-time {}s",

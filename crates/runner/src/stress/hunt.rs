@@ -52,6 +52,10 @@ pub struct HuntOptions {
     pub out_dir: PathBuf,
     /// The `conform` binary, for the durability bugs' server processes.
     pub conform: PathBuf,
+    /// The window between a racy handler's check and its write: wider
+    /// windows show a race in more interleavings (and make its shrink's
+    /// re-runs reproduce it more often).
+    pub race_window: Duration,
 }
 
 /// Hunt every race (or those named).
@@ -61,6 +65,7 @@ pub fn hunt_races(names: &[String], o: &HuntOptions, out: &mut dyn Write) -> Vec
         .map(|r| {
             let server = serve::spawn(ServeOptions {
                 races: vec![r.name.to_string()],
+                race_window: o.race_window,
                 ..ServeOptions::default()
             });
             match server {

@@ -249,8 +249,9 @@ fn drive(
     };
     let stepper = model.stepper();
     let mut lin = Linearizer::new(model, &cfg.profile.skip_components, cfg.lin);
-    let mut g = Generator::with_stepper(&gen_cfg, stepper.clone());
-    let mut rng = gen::seeded_rng(cfg.seed);
+    let mut g = Generator::with_stepper(cfg.seed, &gen_cfg, stepper.clone());
+    // Rivals and crashes draw from a stream of their own.
+    let mut rng = gen::seeded_rng(gen::case_seed(cfg.seed, u64::MAX));
     let ecfg = EpochConfig {
         clients: cfg.clients,
         ops: cfg.ops,
@@ -320,7 +321,9 @@ fn drive(
         match checked {
             Ok(()) => {
                 let m = (**lin.model()).clone();
-                g = Generator::resume(m, p.now, &gen_cfg, stepper.clone());
+                // Each epoch's generator its own dice, named by seed and epoch.
+                let seed = gen::case_seed(cfg.seed, e as u64);
+                g = Generator::resume(m, p.now, &gen_cfg, &stepper, seed);
             }
             Err(Verdict::NotLinearizable(f)) => {
                 outcome.stats = lin.stats.clone();

@@ -1,0 +1,151 @@
+//! Generation steps per second for one case of 1,000, 10,000 and 100,000
+//! steps. A generated step must cost the same however long the case is
+//! (the state grows with it: every promise and task stays): the rates
+//! should stay flat, and so should the rate over the last tenth of each
+//! case, where its state is largest.
+//!
+//! A generated step is a choice (reading the generator's pools), the
+//! model's step, and the pools' update. To tell the generator's own cost
+//! from the model's, the same steps are then replayed on a bare model and
+//! the difference is reported as "choosing".
+//!
+//! Time is the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), so other
+//! work on the machine counts less; the best of `ROUNDS` runs is kept. The
+//! generator is stepped one step at a time (what `conform run` pulls),
+//! from the spec's model.
+//!
+//! Run: `cargo bench -p resonate-gen --bench generate [-- STEPS…]` (default
+//! `1000 10000 100000`; the seed is 1).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use gen::{apply, GenConfig, Generator, Step};
+use model::machine::Machine;
+use model::state::ServerConfig;
+
+/// Runs per size; the fastest is reported.
+const ROUNDS: usize = 3;
+
+/// CPU time of the calling thread.
+fn cpu_now() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant
+    // every Linux and macOS libc knows.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// CPU time of a whole case and of its last tenth.
+#[derive(Clone, Copy)]
+struct Times {
+    all: Duration,
+    tail: Duration,
+}
+
+impl Times {
+    fn best(self, other: Times) -> Times {
+        Times {
+            all: self.all.min(other.all),
+            tail: self.tail.min(other.tail),
+        }
+    }
+}
+
+/// Generate one case of `cfg.steps` steps, timing it.
+fn generate(cfg: &GenConfig) -> (Times, Vec<Step>) {
+    let n = cfg.steps;
+    let mut g = Generator::new(1, cfg);
+    let mut steps = Vec::with_capacity(n);
+    let start = cpu_now();
+    let mut tail = start;
+    for i in 0..n {
+        if i == n - n / 10 {
+            tail = cpu_now();
+        }
+        steps.push(black_box(g.next_step()));
+    }
+    let end = cpu_now();
+    let times = Times {
+        all: end - start,
+        tail: end - tail,
+    };
+    (times, steps)
+}
+
+/// Replay `steps` on a bare spec model, timing it.
+fn replay(cfg: &GenConfig, steps: &[Step]) -> Times {
+    let n = steps.len();
+    let mut m = Machine::new(ServerConfig {
+        retry_timeout: cfg.retry_timeout,
+    });
+    let start = cpu_now();
+    let mut tail = start;
+    for (i, s) in steps.iter().enumerate() {
+        if i == n - n / 10 {
+            tail = cpu_now();
+        }
+        black_box(apply(&mut m, s));
+        m.clear_hits();
+    }
+    let end = cpu_now();
+    Times {
+        all: end - start,
+        tail: end - tail,
+    }
+}
+
+fn rate(steps: usize, d: Duration) -> f64 {
+    steps as f64 / d.as_secs_f64()
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .map(|a| a.parse().expect("a step count"))
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![1_000, 10_000, 100_000]
+    } else {
+        sizes
+    };
+    println!("generate: one case per size, seed 1, spec model, thread CPU time, best of {ROUNDS}");
+    println!(
+        "generate: {:>7}  {:>12} {:>12}  {:>12} {:>12}  {:>12}  {:>8}",
+        "steps", "steps/s", "last tenth", "model alone", "last tenth", "choosing µs", "promises"
+    );
+    let mut first = None;
+    for &n in &sizes {
+        let cfg = GenConfig {
+            steps: n,
+            ..GenConfig::default()
+        };
+        let (mut gen_t, steps) = generate(&cfg);
+        let mut model_t = replay(&cfg, &steps);
+        for _ in 1..ROUNDS {
+            gen_t = gen_t.best(generate(&cfg).0);
+            model_t = model_t.best(replay(&cfg, &steps));
+        }
+        let mut m = Machine::default();
+        steps.iter().for_each(|s| {
+            apply(&mut m, s);
+        });
+        let tenth = n / 10;
+        let r = rate(n, gen_t.all);
+        let base = *first.get_or_insert(r);
+        let choosing = gen_t.all.saturating_sub(model_t.all).as_secs_f64() * 1e6 / n as f64;
+        println!(
+            "generate: {n:>7}  {r:>12.0} {:>12.0}  {:>12.0} {:>12.0}  {choosing:>12.2}  {:>8}   (×{:.2} of the first)",
+            rate(tenth, gen_t.tail),
+            rate(n, model_t.all),
+            rate(tenth, model_t.tail),
+            m.state.promise_count(),
+            r / base,
+        );
+    }
+}
