@@ -119,7 +119,9 @@ struct Shrinker<'a> {
     checker: &'a mut Checker,
     class: DiffClass,
     opts: &'a ShrinkOptions,
-    deadline: Instant,
+    /// When the time budget ends; `None` when it ends past what an
+    /// `Instant` can hold (no limit then but the shrink's own end).
+    deadline: Option<Instant>,
     tried: usize,
     best: Execution,
     best_steps: Vec<Step>,
@@ -129,7 +131,7 @@ struct Shrinker<'a> {
 
 impl Shrinker<'_> {
     fn expired(&self) -> bool {
-        Instant::now() >= self.deadline
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Run a candidate; keep it if it is smaller and diverges the same way.
@@ -180,7 +182,7 @@ impl Shrinker<'_> {
         );
         if ex.fault.is_some() {
             // A fault while shrinking ends the search with the best so far.
-            self.deadline = Instant::now();
+            self.deadline = Some(Instant::now());
             return false;
         }
         let Some((at, d)) = &ex.divergence else {
@@ -230,7 +232,7 @@ pub fn shrink(
         checker,
         class: d.class,
         opts,
-        deadline: started + opts.time,
+        deadline: started.checked_add(opts.time),
         tried: 0,
         best_steps,
         best: first,
