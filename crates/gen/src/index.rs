@@ -43,7 +43,8 @@ impl Facts {
         }
     }
 
-    /// Its `(timeoutAt, id)` entry of the deadline pools, when pending.
+    /// The deadline it is filed under in the deadline pools: its
+    /// `timeoutAt` while it is pending, none otherwise.
     fn deadline(f: Option<Facts>) -> Option<Time> {
         f.filter(|f| f.pending).map(|f| f.timeout_at)
     }
@@ -55,7 +56,7 @@ impl Facts {
 #[derive(Clone, Debug)]
 struct Slots {
     used: HashSet<u64>,
-    /// No number below it (and from the base on) is free.
+    /// Every number from the base up to (not including) it is taken.
     low: u64,
 }
 

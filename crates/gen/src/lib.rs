@@ -7,7 +7,11 @@
 //! step to its own machine before choosing the next one, in the manner of
 //! proptest-state-machine's `ReferenceStateMachine`. That is what lets short
 //! random traces reach deep states: suspended tasks resumed by a settlement,
-//! leases expiring, retries re-sent, schedules catching up.
+//! leases expiring, retries re-sent, schedules catching up. It is an endless
+//! iterator of steps ([`stream`] is a case of it), so a runner sends each
+//! step as it is chosen; its choices read an index of the model's state
+//! kept up to date step by step, so a step costs the same however long the
+//! case is.
 //!
 //! Every generated request is well formed under the real servers' request
 //! validation ([`well_formed`]), so targets are not drowned in 400s. The

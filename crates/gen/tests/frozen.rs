@@ -127,3 +127,10 @@ fn resuming_an_empty_machine_is_a_new_generator() {
         .collect();
     assert_eq!(resumed, gen::generate(5, &c));
 }
+
+/// A concurrent run may hand a generator to another thread.
+#[test]
+fn a_generator_can_move_across_threads() {
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<Generator>();
+}

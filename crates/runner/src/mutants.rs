@@ -620,7 +620,8 @@ pub fn detection(bug: &'static Deviation, cfg: &HuntConfig, seeds: u64) -> Detec
         (0..seeds)
             .map(|i| {
                 let c = HuntConfig {
-                    seed: cfg.seed + i,
+                    // Seeds are names: past the largest they wrap.
+                    seed: cfg.seed.wrapping_add(i),
                     shrink: false,
                     slow_budget: 0,
                     baseline: baseline.clone(),

@@ -504,3 +504,254 @@ fn diffs_are_coloured_only_when_asked_or_on_a_terminal() {
     assert!(!out.contains('\u{1b}'), "{out}");
     server.kill().unwrap();
 }
+
+/// A numeric flag and the range it takes (README "The CLI"). `lo: None`:
+/// the lower bound is checked elsewhere (`--timeout-ms 0`, a usage error of
+/// its own), and the parser is clap's, whose message names the flag only.
+struct Numeric {
+    command: &'static str,
+    flag: &'static str,
+    lo: Option<u64>,
+    hi: u64,
+}
+
+const fn n(command: &'static str, flag: &'static str, lo: u64, hi: u64) -> Numeric {
+    Numeric {
+        command,
+        flag,
+        lo: Some(lo),
+        hi,
+    }
+}
+
+/// Every numeric flag of every command, with its range.
+const NUMERIC: &[Numeric] = &[
+    n("serve", "port", 0, 65_535),
+    n("serve", "retry-timeout", 0, 86_400_000),
+    n("run", "seed", 0, u64::MAX),
+    n("run", "cases", 1, 1_000_000),
+    n("run", "case", 0, u64::MAX),
+    n("run", "steps", 1, 1_000_000),
+    n("run", "shrink-time", 0, 86_400),
+    n("run", "retry-timeout", 0, 86_400_000),
+    Numeric {
+        command: "run",
+        flag: "timeout-ms",
+        lo: None,
+        hi: u64::MAX,
+    },
+    n("replay", "retry-timeout", 0, 86_400_000),
+    Numeric {
+        command: "replay",
+        flag: "timeout-ms",
+        lo: None,
+        hi: u64::MAX,
+    },
+    n("shrink", "retry-timeout", 0, 86_400_000),
+    n("shrink", "shrink-time", 0, 86_400),
+    Numeric {
+        command: "shrink",
+        flag: "timeout-ms",
+        lo: None,
+        hi: u64::MAX,
+    },
+    n("golden", "count", 1, 100_000),
+    n("golden", "seed", 0, u64::MAX),
+    n("golden", "steps", 1, 1_000_000),
+    n("golden", "retry-timeout", 0, 86_400_000),
+    n("check", "retry-timeout", 0, 86_400_000),
+    Numeric {
+        command: "check",
+        flag: "timeout-ms",
+        lo: None,
+        hi: u64::MAX,
+    },
+    n("mutants", "budget-steps", 1, 100_000_000),
+    n("mutants", "slow-budget", 0, 100_000_000),
+    n("mutants", "seed", 0, u64::MAX),
+    n("mutants", "steps", 1, 1_000_000),
+    n("mutants", "shrink-time", 0, 86_400),
+    n("mutants", "seeds", 1, 10_000),
+];
+
+/// The flags that take a value that is no number.
+const NOT_NUMERIC: &[&str] = &[
+    "color", "target", "profile", "baseline", "out-dir", "junit", "report", "out", "mutant",
+    "format", "bind",
+];
+
+const COMMANDS: &[&str] = &[
+    "serve", "run", "replay", "shrink", "golden", "check", "export", "mutants", "baseline",
+];
+
+/// Every flag of `command` that takes a value, from its `--help`.
+fn value_flags(command: &str) -> Vec<String> {
+    let (code, help, err) = run(conform().args([command, "--help"]));
+    assert_eq!(code, 0, "{err}");
+    help.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let rest = l.strip_prefix("--")?;
+            let (flag, value) = rest.split_once(' ')?;
+            value.starts_with('<').then(|| flag.to_string())
+        })
+        .collect()
+}
+
+/// A numeric flag nobody gave a range is a flag a user can overflow: every
+/// flag that takes a value is either in [`NUMERIC`] or known not to be a
+/// number.
+#[test]
+fn every_numeric_flag_has_a_range() {
+    for command in COMMANDS {
+        for flag in value_flags(command) {
+            let known = NUMERIC
+                .iter()
+                .any(|f| f.command == *command && f.flag == flag);
+            assert!(
+                known || NOT_NUMERIC.contains(&flag.as_str()),
+                "`conform {command} --{flag}` is in no table: a number needs a range (and a row in NUMERIC), anything else a place in NOT_NUMERIC"
+            );
+        }
+    }
+    for f in NUMERIC {
+        assert!(
+            value_flags(f.command).contains(&f.flag.to_string()),
+            "`conform {} --{}` is no flag",
+            f.command,
+            f.flag
+        );
+    }
+}
+
+/// Whether an outcome (exit code, stderr) shows a flag's value was taken.
+type Taken = fn(i32, &str) -> bool;
+
+/// A cheap invocation of `command` that gets past parsing: the arguments
+/// around the flag (a refused target, a file that exists, an output that
+/// is refused later), in groups, and whether its outcome shows the value
+/// was taken.
+fn around(command: &str, files: &std::path::Path) -> (Vec<Vec<String>>, Taken) {
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let refused = common::refused_url();
+    let golden = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../traces/golden/promise.get.ndjson"
+    );
+    let dir = files.display().to_string();
+    let fault: Taken = |code, _| code == 3;
+    match command {
+        "serve" => (vec![s(&["serve"]), s(&["--list-mutants"])], |code, _| {
+            code == 0
+        }),
+        "run" => (
+            vec![
+                s(&["run"]),
+                s(&["--target", &refused]),
+                s(&["--cases", "1"]),
+                s(&["--steps", "1"]),
+                s(&["--no-progress"]),
+                s(&["--out-dir", &dir]),
+            ],
+            fault,
+        ),
+        "replay" | "shrink" | "check" => (
+            vec![s(&[command, golden]), s(&["--target", &refused])],
+            fault,
+        ),
+        // Refused after parsing: the output already holds golden files.
+        "golden" => (vec![s(&["golden"]), s(&["--out", &dir])], |code, err| {
+            code == 2 && err.contains("already holds")
+        }),
+        // Refused after parsing: no such bug.
+        "mutants" => (
+            vec![s(&["mutants"]), s(&["--mutant", "no-such-bug"])],
+            |code, err| code == 2 && err.contains("no-such-bug"),
+        ),
+        _ => unreachable!("{command}"),
+    }
+}
+
+/// Each numeric flag at both ends of its range is taken, and below it,
+/// above it, past what its type holds and not a number it is bad usage
+/// (exit 2) naming the flag and its range; never a panic.
+#[test]
+fn numeric_flags_are_range_checked() {
+    let files = tempfile::tempdir().unwrap();
+    std::fs::write(
+        files.path().join("promise.get.ndjson"),
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../traces/golden/promise.get.ndjson"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    for f in NUMERIC {
+        let (ctx, taken) = around(f.command, files.path());
+        let with = |value: &str| {
+            let mut cmd = conform();
+            for group in ctx.iter().filter(|g| g[0] != format!("--{}", f.flag)) {
+                cmd.args(group);
+            }
+            let r = run(cmd.arg(format!("--{}", f.flag)).arg(value));
+            assert!(
+                !r.2.contains("panicked"),
+                "{} --{} {value}: {}",
+                f.command,
+                f.flag,
+                r.2
+            );
+            r
+        };
+        let name = format!("--{}", f.flag);
+        let range = f.lo.map(|lo| format!("{lo}..={}", f.hi));
+        let mut refused = vec!["18446744073709551616".to_string(), "x".to_string()];
+        if let Some(lo) = f.lo.filter(|lo| *lo > 0) {
+            refused.push((lo - 1).to_string());
+        }
+        if f.hi < u64::MAX {
+            refused.push((f.hi + 1).to_string());
+        }
+        for value in &refused {
+            let (code, _, err) = with(value);
+            assert_eq!(code, 2, "{} {name} {value}: {err}", f.command);
+            assert!(err.contains(&name), "{} {name} {value}: {err}", f.command);
+            if let Some(range) = &range {
+                assert!(err.contains(range), "{} {name} {value}: {err}", f.command);
+            }
+        }
+        let ends = [f.lo, Some(f.hi)];
+        for value in ends.iter().flatten() {
+            let (code, _, err) = with(&value.to_string());
+            assert!(
+                taken(code, &err),
+                "{} {name} {value} was not taken (exit {code}): {err}",
+                f.command
+            );
+        }
+    }
+}
+
+/// `mutants --versus-clean` hunts on seeds `--seed` … `--seed + --seeds - 1`:
+/// past the largest seed they wrap (they are names), no overflow.
+#[test]
+fn versus_clean_seeds_wrap_past_the_largest() {
+    let (code, out, err) = run(conform().args([
+        "mutants",
+        "--mutant",
+        "settle-timedout-early",
+        "--baseline",
+        "resonate",
+        "--versus-clean",
+        "--seed",
+        "18446744073709551615",
+        "--seeds",
+        "2",
+        "--budget-steps",
+        "50",
+    ]));
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(code == 0 || code == 1, "exit {code}: {err}");
+    assert!(out.contains("seeds 18446744073709551615..0"), "{out}");
+}

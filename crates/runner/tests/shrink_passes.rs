@@ -86,3 +86,37 @@ fn a_creation_and_its_first_claim_become_one_task_create() {
         .iter()
         .all(|s| !matches!(&s.op, Op::Request(Request::TaskAcquire(_)))));
 }
+
+/// A time budget past what an `Instant` can hold (`run --shrink-time` was
+/// `u64::MAX` seconds) is no limit, not an overflow: the shrink ends when
+/// a round gains nothing.
+#[test]
+fn a_time_budget_past_the_clock_is_no_limit() {
+    let d = deviate::lookup("settle-timedout-early").unwrap();
+    let mut steps = (d.witness)();
+    // Something to cut: a read of a missing promise first.
+    steps.insert(
+        0,
+        Step {
+            now: steps[0].now,
+            op: Op::Request(get("z")),
+        },
+    );
+    let mut target = LocalTarget::new(LocalServer::new(Default::default(), vec![d], false));
+    let mut checker = Checker::new(Profile::default());
+    let opts = ExecOptions { check_state: true };
+    let ex = execute(&mut target, &mut checker, &steps, Expect::Model, opts);
+    assert!(ex.divergence.is_some());
+    let r = shrink(
+        &mut target,
+        &mut checker,
+        ex,
+        &ShrinkOptions {
+            check_state: true,
+            time: Duration::MAX,
+        },
+        &mut std::io::sink(),
+    );
+    assert!(!r.timed_out);
+    assert_eq!(r.best.lines.len(), steps.len() - 1, "the read is cut");
+}

@@ -175,20 +175,20 @@ pub struct MutantsArgs {
     #[arg(long)]
     pub mutant: Vec<String>,
     /// A bug found within this many steps in all is found on time.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = within::<usize>(1, MAX_BUDGET))]
     pub budget_steps: usize,
     /// Hunt a bug not found on time on until this many steps (a kill then
     /// is reported as slow); not with `--versus-clean`.
-    #[arg(long, default_value_t = 400_000)]
+    #[arg(long, default_value_t = 400_000, value_parser = within::<usize>(0, MAX_BUDGET))]
     pub slow_budget: usize,
     /// Run seed.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = within::<u64>(0, u64::MAX))]
     pub seed: u64,
     /// Steps per case.
-    #[arg(long, default_value_t = 60, value_parser = at_least_one)]
+    #[arg(long, default_value_t = 60, value_parser = within::<usize>(1, MAX_STEPS))]
     pub steps: usize,
     /// Time budget of each shrink, in seconds.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = within::<u64>(0, MAX_SHRINK_SECS))]
     pub shrink_time: u64,
     /// Also give the target a real server's known deviations, and the
     /// model its baseline (`ts-eager`, `ts-none`, `resonate`, or a file).
@@ -212,7 +212,7 @@ pub struct MutantsArgs {
     #[arg(long, requires = "baseline")]
     pub versus_clean: bool,
     /// Seeds to average over with `--versus-clean`.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 8, value_parser = within::<u64>(1, MAX_SEEDS))]
     pub seeds: u64,
 }
 
@@ -240,7 +240,7 @@ pub struct TargetArgs {
     #[arg(long)]
     pub baseline: Option<String>,
     /// The target's retry timeout in ms (overrides the profile).
-    #[arg(long)]
+    #[arg(long, value_parser = within::<u64>(0, MAX_RETRY_MS))]
     pub retry_timeout: Option<u64>,
     /// Per-request timeout in ms (at least 1).
     #[arg(long, default_value_t = runner::repro::DEFAULT_TIMEOUT_MS,
@@ -255,13 +255,13 @@ pub struct TargetArgs {
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// Port (0 = ephemeral; the bound address is printed).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = within::<u16>(0, u16::MAX.into()))]
     pub port: u16,
     /// Address to bind.
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
     /// Retry timeout in ms.
-    #[arg(long, default_value_t = model::state::DEFAULT_RETRY_TIMEOUT)]
+    #[arg(long, default_value_t = model::state::DEFAULT_RETRY_TIMEOUT, value_parser = within::<u64>(0, MAX_RETRY_MS))]
     pub retry_timeout: u64,
     /// Materialise reads: fire the due promise timeouts a request names
     /// before handling it (allowed by the spec) instead of projecting.
@@ -309,16 +309,16 @@ pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Run seed (random when absent; always printed).
-    #[arg(long)]
+    #[arg(long, value_parser = within::<u64>(0, u64::MAX))]
     pub seed: Option<u64>,
     /// Number of cases.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 20, value_parser = within::<u64>(1, MAX_CASES))]
     pub cases: u64,
     /// Run only this case of the seed.
-    #[arg(long)]
+    #[arg(long, value_parser = within::<u64>(0, u64::MAX))]
     pub case: Option<u64>,
     /// Steps per case.
-    #[arg(long, default_value_t = 50, value_parser = at_least_one)]
+    #[arg(long, default_value_t = 50, value_parser = within::<usize>(1, MAX_STEPS))]
     pub steps: usize,
     /// Stop at the first failing case.
     #[arg(long)]
@@ -336,7 +336,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_shrink: bool,
     /// Time budget per shrink, in seconds.
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = 60, value_parser = within::<u64>(0, MAX_SHRINK_SECS))]
     pub shrink_time: u64,
     /// No progress bar.
     #[arg(long)]
@@ -370,7 +370,7 @@ pub struct ShrinkArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Time budget in seconds.
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = 60, value_parser = within::<u64>(0, MAX_SHRINK_SECS))]
     pub shrink_time: u64,
 }
 
@@ -381,13 +381,13 @@ pub struct GoldenArgs {
     #[arg(long, default_value = "traces/golden")]
     pub out: PathBuf,
     /// Generated traces to draw scenarios from.
-    #[arg(long, default_value_t = 400)]
+    #[arg(long, default_value_t = 400, value_parser = within::<u64>(1, MAX_COUNT))]
     pub count: u64,
     /// Seed of the pool.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = within::<u64>(0, u64::MAX))]
     pub seed: u64,
     /// Steps per generated trace.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 40, value_parser = within::<usize>(1, MAX_STEPS))]
     pub steps: usize,
     /// Record the expected state after every step.
     #[arg(long)]
@@ -397,7 +397,7 @@ pub struct GoldenArgs {
     #[arg(long)]
     pub bless: bool,
     /// Retry timeout of the model, in ms.
-    #[arg(long, default_value_t = model::state::DEFAULT_RETRY_TIMEOUT)]
+    #[arg(long, default_value_t = model::state::DEFAULT_RETRY_TIMEOUT, value_parser = within::<u64>(0, MAX_RETRY_MS))]
     pub retry_timeout: u64,
 }
 
@@ -437,11 +437,37 @@ pub struct ExportArgs {
     pub out: Option<PathBuf>,
 }
 
-/// A positive count.
-fn at_least_one(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
+// ----- the ranges of the numeric flags (README "The CLI") -----
+
+/// `run --cases`: one report per case is kept for the summary.
+pub const MAX_CASES: u64 = 1_000_000;
+/// `--steps` of `run`, `mutants` and `golden`: a case's trace is held in
+/// memory, step by step, while it runs.
+pub const MAX_STEPS: u64 = 1_000_000;
+/// `golden --count`: the whole pool is generated and replayed at once.
+pub const MAX_COUNT: u64 = 100_000;
+/// `--shrink-time` (seconds): a day.
+pub const MAX_SHRINK_SECS: u64 = 86_400;
+/// `--retry-timeout` (ms): a day; deadlines a retry arms stay far inside
+/// the wire's `i64` milliseconds.
+pub const MAX_RETRY_MS: u64 = 86_400_000;
+/// `mutants --budget-steps` and `--slow-budget`.
+pub const MAX_BUDGET: u64 = 100_000_000;
+/// `mutants --seeds`.
+pub const MAX_SEEDS: u64 = 10_000;
+
+/// The parser of a numeric flag allowed in `lo..=hi`: anything else (not
+/// an integer, out of the range, past what the type holds) is bad usage
+/// (exit 2), and clap's message names the flag and this range.
+fn within<T>(lo: u64, hi: u64) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: TryFrom<u64> + Clone + Send + Sync + 'static,
+{
+    move |s: &str| {
+        s.parse::<u64>()
+            .ok()
+            .filter(|n| (lo..=hi).contains(n))
+            .and_then(|n| T::try_from(n).ok())
+            .ok_or_else(|| format!("expected an integer in {lo}..={hi}"))
     }
 }

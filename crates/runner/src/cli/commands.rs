@@ -691,7 +691,7 @@ fn detection_cmd(
         env!("CARGO_PKG_VERSION"),
         a.baseline.as_deref().unwrap_or_default(),
         a.seed,
-        a.seed + a.seeds - 1,
+        a.seed.wrapping_add(a.seeds - 1),
         a.budget_steps
     );
     let rows: Vec<mutants::Detection> = bugs

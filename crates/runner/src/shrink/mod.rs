@@ -122,7 +122,9 @@ struct Shrinker<'a> {
     checker: &'a mut Checker,
     class: DiffClass,
     opts: &'a ShrinkOptions,
-    deadline: Instant,
+    /// When the time budget ends; `None` when it ends past what an
+    /// `Instant` can hold (no limit then but the shrink's own end).
+    deadline: Option<Instant>,
     tried: usize,
     best: Execution,
     best_steps: Vec<Step>,
@@ -133,7 +135,7 @@ struct Shrinker<'a> {
 
 impl Shrinker<'_> {
     fn expired(&self) -> bool {
-        Instant::now() >= self.deadline
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Run a candidate; keep it if it is smaller and diverges the same way.
@@ -185,7 +187,7 @@ impl Shrinker<'_> {
         if ex.fault.is_some() {
             // A fault while shrinking ends the search with the best so
             // far, and is reported: the caller's verdict is a fault.
-            self.deadline = Instant::now();
+            self.deadline = Some(Instant::now());
             self.fault = ex.fault;
             return false;
         }
@@ -237,7 +239,7 @@ pub fn shrink(
         checker,
         class: d.class,
         opts,
-        deadline: started + opts.time,
+        deadline: started.checked_add(opts.time),
         tried: 0,
         best_steps,
         best: first,
