@@ -528,6 +528,7 @@ const fn n(command: &'static str, flag: &'static str, lo: u64, hi: u64) -> Numer
 const NUMERIC: &[Numeric] = &[
     n("serve", "port", 0, 65_535),
     n("serve", "retry-timeout", 0, 86_400_000),
+    n("serve", "race-window-ms", 0, 1_000),
     n("run", "seed", 0, u64::MAX),
     n("run", "cases", 1, 1_000_000),
     n("run", "case", 0, u64::MAX),
@@ -576,8 +577,20 @@ const NUMERIC: &[Numeric] = &[
 
 /// The flags that take a value that is no number.
 const NOT_NUMERIC: &[&str] = &[
-    "color", "target", "profile", "baseline", "out-dir", "junit", "report", "out", "mutant",
-    "format", "bind",
+    "color",
+    "target",
+    "profile",
+    "baseline",
+    "out-dir",
+    "junit",
+    "report",
+    "out",
+    "mutant",
+    "format",
+    "bind",
+    "race",
+    "log",
+    "durability-bug",
 ];
 
 const COMMANDS: &[&str] = &[

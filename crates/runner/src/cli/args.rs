@@ -287,7 +287,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub list_races: bool,
     /// The window between a racy handler's check and its write, in ms.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = within::<u64>(0, 1_000))]
     pub race_window_ms: u64,
     /// Persistent mode: append every applied step to this NDJSON log before
     /// answering, and replay the log at start.
