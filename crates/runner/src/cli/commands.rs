@@ -270,14 +270,17 @@ fn serve_cmd(a: ServeArgs) -> Result<Verdict, Failure> {
     }
 }
 
+/// A seed for a run given none (it is printed, so the run reproduces).
+pub(super) fn random_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
 fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
     let mut s = setup(&a.target, &Recorded::default())?;
-    let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    let seed = a.seed.unwrap_or_else(random_seed);
     let cfg = RunConfig {
         target: s.url.clone(),
         reach: s.reach.clone(),

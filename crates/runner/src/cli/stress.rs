@@ -14,7 +14,7 @@ use runner::stress::process::ServerProcess;
 use runner::stress::{self, StressConfig, StressVerdict};
 
 use super::args::{CheckHistoryArgs, RacesArgs, StressArgs};
-use super::commands::{setup, Recorded};
+use super::commands::{random_seed, setup, Recorded};
 use super::error::{bad, fault, Failure};
 
 macro_rules! say {
@@ -25,12 +25,7 @@ macro_rules! say {
 
 pub(super) fn stress_cmd(a: StressArgs) -> Result<Verdict, Failure> {
     let mut s = setup(&a.target, &Recorded::default())?;
-    let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    let seed = a.seed.unwrap_or_else(random_seed);
     let cfg = StressConfig {
         reach: s.reach.clone(),
         target: s.url.clone(),

@@ -22,7 +22,7 @@ use gen::{GenConfig, Generator};
 use model::state::ServerConfig;
 use serde_json::{json, Map};
 
-use crate::lin::history::{Barrier, Epoch, Fault, History, HistoryHeader, Operation, FORMAT};
+use crate::lin::history::{Barrier, Epoch, Fault, History, HistoryHeader, FORMAT};
 use crate::lin::{report, LinOptions, Linearizer, Stats, Verdict};
 use crate::profile::Profile;
 use crate::repro::Reach;
@@ -511,9 +511,4 @@ pub fn save(history: &History, dir: &Path, seed: u64) -> std::io::Result<PathBuf
     ));
     std::fs::write(&path, history.to_ndjson())?;
     Ok(path)
-}
-
-/// The operations of `history`, every epoch, for tests and reports.
-pub fn operations(history: &History) -> Vec<&Operation> {
-    history.operations().collect()
 }

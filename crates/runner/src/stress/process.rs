@@ -3,7 +3,7 @@
 //! the same address. The command runs under `sh -c "exec …"`, so the kill
 //! reaches the server itself, not a shell in front of it.
 
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -88,11 +88,6 @@ impl ServerProcess {
         // The old socket may linger a moment; the new process binds anew.
         self.restarts += 1;
         self.spawn()
-    }
-
-    /// The address it listens on.
-    pub fn addr(&self) -> impl ToSocketAddrs {
-        self.addr
     }
 }
 
