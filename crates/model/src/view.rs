@@ -68,6 +68,27 @@ pub struct MessageView {
     pub message: serde_json::Value,
 }
 
+impl MessageView {
+    /// The spec's outbox key (`OutboxEntry.key`): `execute:{taskId}`, or
+    /// `{promiseId}:notify:{address}`; any other message by its JSON. It
+    /// does not depend on the order of the fields of the message's JSON,
+    /// which a server is free to choose, so two snapshots holding the same
+    /// outbox sort it the same way.
+    pub fn key(&self) -> String {
+        let m = &self.message;
+        let text = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+        match m["kind"].as_str() {
+            Some("execute") => format!("execute:{}", text(&m["data"]["task"]["id"])),
+            Some("unblock") => format!(
+                "{}:notify:{}",
+                text(&m["data"]["promise"]["id"]),
+                self.address
+            ),
+            _ => m.to_string() + &self.address,
+        }
+    }
+}
+
 /// One component of the state view: its name in a snapshot and the fields
 /// that key its entries (`messages` has none: an outbox entry is keyed by
 /// the spec's outbox key, which the runner's diff computes).
@@ -111,7 +132,7 @@ macro_rules! for_each_component {
                 by |x: &$crate::view::TaskTimeoutView| format!("{}/{}", x.id, x.kind);
             /// Outbox entries, by key.
             messages: $crate::view::MessageView = "messages" []
-                by |x: &$crate::view::MessageView| x.message.to_string() + &x.address;
+                by |x: &$crate::view::MessageView| x.key();
             /// Schedules, by id.
             schedules: $crate::types::Schedule = "schedules" ["id"]
                 by |x: &$crate::types::Schedule| x.id.clone();

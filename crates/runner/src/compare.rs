@@ -28,6 +28,80 @@ pub fn normalize_response(env: &Value) -> Value {
     Value::Object(out)
 }
 
+/// Whether two response envelopes are equal once normalised:
+/// `normalize_response(a) == normalize_response(b)`, decided without
+/// building either (the checker asks it of every step, and nearly every
+/// step agrees; the normal forms are built only for a difference, and
+/// compared then, so a `false` here can never make a divergence).
+pub fn same_response(a: &Value, b: &Value) -> bool {
+    static NULL: Value = Value::Null;
+    fn status(env: &Value) -> &Value {
+        env.get("head")
+            .and_then(|h| h.get("status"))
+            .unwrap_or(&NULL)
+    }
+    let (sa, sb) = (status(a), status(b));
+    if sa != sb {
+        return false;
+    }
+    if sa.as_u64().is_none_or(|s| s >= 400) {
+        return true;
+    }
+    let (da, db) = (
+        a.get("data").unwrap_or(&NULL),
+        b.get("data").unwrap_or(&NULL),
+    );
+    match (da, db) {
+        // `normalize_response` puts the canonical `action` back normalised.
+        (Value::Object(x), Value::Object(y)) => {
+            fn action(m: &Map<String, Value>) -> Option<&Value> {
+                m.get("action").filter(|v| !v.is_null())
+            }
+            match (action(x), action(y)) {
+                (None, None) => {}
+                (Some(p), Some(q)) if same_response(p, q) => {}
+                _ => return false,
+            }
+            same_object(x, y, |k| k == "action")
+        }
+        _ => same_canon(da, db),
+    }
+}
+
+/// `canon(a) == canon(b)`, without building either.
+pub fn same_canon(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => same_object(x, y, |_| false),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_canon(p, q))
+        }
+        (Value::Object(_) | Value::Array(_), _) | (_, Value::Object(_) | Value::Array(_)) => false,
+        _ => a == b,
+    }
+}
+
+/// Two objects equal once canonical, keys for which `apart` holds aside
+/// (compared by the caller): the same keys that are not blank, each with
+/// values equal once canonical. Order never matters, as for `Map`'s `==`.
+fn same_object(
+    x: &Map<String, Value>,
+    y: &Map<String, Value>,
+    apart: impl Fn(&str) -> bool,
+) -> bool {
+    let kept = |m: &Map<String, Value>| {
+        m.iter()
+            .filter(|(k, v)| !is_blank(k, v) && !apart(k))
+            .count()
+    };
+    kept(x) == kept(y)
+        && x.iter()
+            .filter(|(k, v)| !is_blank(k, v) && !apart(k))
+            .all(|(k, v)| {
+                y.get(k)
+                    .is_some_and(|w| !is_blank(k, w) && same_canon(v, w))
+            })
+}
+
 /// Drop `null`s and empty `headers` objects, recursively.
 pub fn canon(v: &Value) -> Value {
     match v {
@@ -280,6 +354,51 @@ mod tests {
             normalize_response(&f("x", "not found")),
             normalize_response(&f("y", "Promise not found"))
         );
+    }
+
+    /// `same_response` decides exactly what comparing the normal forms
+    /// does, on answers that differ in every way normalisation cares about.
+    #[test]
+    fn same_response_agrees_with_the_normal_forms() {
+        let answers = [
+            json!({"head": {"status": 200}, "data": {"promise": {"id": "a", "settledAt": null, "param": {"headers": {}}}}}),
+            json!({"head": {"status": 200}, "data": {"promise": {"id": "a", "param": {}}}}),
+            json!({"head": {"status": 200}, "data": {"promise": {"param": {}, "id": "a"}}}),
+            json!({"head": {"status": 200}, "data": {"promise": {"id": "a", "param": {"headers": {"h": "1"}}}}}),
+            json!({"head": {"status": 200}, "data": {"promise": {"id": "b", "param": {}}}}),
+            json!({"head": {"status": 200}, "data": {"promise": {"id": "a", "param": {}, "extra": 1}}}),
+            json!({"head": {"status": 200}, "data": {"promise": {"id": "a", "param": {}}, "headers": {}}}),
+            json!({"head": {"status": 200}, "data": {"tasks": [1, 2]}}),
+            json!({"head": {"status": 200}, "data": {"tasks": [2, 1]}}),
+            json!({"head": {"status": 200}, "data": {"tasks": [1, null]}}),
+            json!({"head": {"status": 200}, "data": null}),
+            json!({"head": {"status": 200}}),
+            json!({"head": {"status": 200}, "data": {}}),
+            json!({"head": {"status": 200}, "data": "text"}),
+            json!({"head": {"status": 409}, "data": "conflict"}),
+            json!({"head": {"status": 409}, "data": "other"}),
+            json!({"head": {"status": 409.0}, "data": "conflict"}),
+            json!({"head": {}, "data": {}}),
+            json!({"data": {"a": 1}}),
+            json!({"head": {"status": 200}, "data": {"action": {"kind": "promise.settle", "head": {"corrId": "x", "status": 404}, "data": "no"}, "preload": []}}),
+            json!({"head": {"status": 200}, "data": {"action": {"kind": "promise.settle", "head": {"corrId": "y", "status": 404}, "data": "other"}, "preload": []}}),
+            json!({"head": {"status": 200}, "data": {"action": {"head": {"status": 200}, "data": {"id": "a", "v": null}}, "preload": []}}),
+            json!({"head": {"status": 200}, "data": {"action": {"head": {"status": 200}, "data": {"id": "a"}}, "preload": []}}),
+            json!({"head": {"status": 200}, "data": {"action": {"head": {"status": 200}, "data": {"id": "b"}}, "preload": []}}),
+            json!({"head": {"status": 200}, "data": {"action": null, "preload": []}}),
+            json!({"head": {"status": 200}, "data": {"preload": []}}),
+            json!({"head": {"status": 200}, "data": {"action": "x", "preload": []}}),
+            json!({"head": {"status": 200}, "data": {"action": 5, "preload": []}}),
+        ];
+        for a in &answers {
+            for b in &answers {
+                assert_eq!(
+                    same_response(a, b),
+                    normalize_response(a) == normalize_response(b),
+                    "{a} vs {b}"
+                );
+            }
+        }
     }
 
     #[test]

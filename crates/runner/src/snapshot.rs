@@ -121,7 +121,7 @@ impl Snap {
 
     /// From a snapshot `data` object (tests, golden states).
     pub fn from_json(data: Value) -> Snap {
-        let typed = serde_json::from_value::<Components>(data.clone()).ok();
+        let typed = Components::deserialize(&data).ok();
         let json = OnceCell::new();
         let _ = json.set(data);
         Snap {

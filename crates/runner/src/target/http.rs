@@ -1,24 +1,48 @@
-//! A target server reached over HTTP: one keep-alive connection, one
-//! envelope per call, and every way a target can fail turned into a
-//! [`TargetError`] that names the cause. A target fault is never a
-//! divergence and never a panic.
+//! A target server reached over HTTP: one keep-alive connection
+//! ([`super::conn`], in the caller's thread), one envelope per call, and
+//! every way a target can fail turned into a [`TargetError`] that names
+//! the cause. A target fault is never a divergence and never a panic.
 
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use gen::{Op, Step};
 use model::wire::PROTOCOL_VERSION;
 
+use super::conn::{Conn, Endpoint};
 use super::envelope::{self, AnswerHead, EnvelopeDeparture};
 use super::url::{self, UrlError};
 use super::{Dialect, Target, TargetError};
 use crate::snapshot::Snap;
 
+/// A request envelope as sent, serialised straight from borrowed parts
+/// (the fields in the order the protocol shows them).
+#[derive(Serialize)]
+struct Outgoing<'a> {
+    kind: &'a str,
+    head: OutgoingHead<'a>,
+    data: &'a Value,
+}
+
+/// The head of a request envelope.
+#[derive(Serialize)]
+struct OutgoingHead<'a> {
+    #[serde(rename = "corrId")]
+    corr_id: &'a str,
+    version: &'a str,
+    #[serde(
+        rename = "resonate:debug_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    debug_time: Option<u64>,
+}
+
 /// A target server reached over HTTP.
 pub struct HttpTarget {
     url: String,
-    client: reqwest::blocking::Client,
+    conn: Conn,
     corr: u64,
     dialect: Dialect,
     timeout: Duration,
@@ -42,15 +66,10 @@ impl HttpTarget {
     /// A client for `url` if [`url::check`] allows it.
     fn connect(url: &str, allow_remote: bool, timeout: Duration) -> Result<HttpTarget, UrlError> {
         url::check(url, allow_remote)?;
-        let client = reqwest::blocking::Client::builder()
-            .timeout(timeout)
-            .pool_max_idle_per_host(1)
-            .tcp_nodelay(true)
-            .build()
-            .map_err(|e| UrlError::Client(error_chain(&e)))?;
+        let endpoint = Endpoint::of(url).ok_or_else(|| UrlError::NotHttp(url.to_string()))?;
         Ok(HttpTarget {
             url: url.trim_end_matches('/').to_string(),
-            client,
+            conn: Conn::new(endpoint, timeout),
             corr: 0,
             dialect: Dialect::Resonate,
             timeout,
@@ -83,12 +102,7 @@ impl HttpTarget {
         debug_time: Option<u64>,
     ) -> Result<Value, TargetError> {
         let corr_id = self.next_corr_id();
-        let mut head = json!({"corrId": corr_id, "version": PROTOCOL_VERSION});
-        if let Some(t) = debug_time {
-            head["resonate:debug_time"] = json!(t);
-        }
-        let body = json!({"kind": kind, "head": head, "data": data});
-        let (http, bytes) = self.post_raw(kind, &body)?;
+        let (http, bytes) = self.post_raw(kind, &corr_id, debug_time, &data)?;
         let env = Self::envelope(kind, http, &bytes)?;
         let departures = envelope::judge(kind, &corr_id, http, &AnswerHead::of(&env), &|| {
             truncate(&env)
@@ -103,17 +117,26 @@ impl HttpTarget {
         format!("conform-{}", self.corr)
     }
 
-    /// POST a ready-made envelope; the HTTP status and the body.
-    fn post_raw(&mut self, kind: &str, body: &Value) -> Result<(u16, Vec<u8>), TargetError> {
-        let resp = self
-            .client
-            .post(format!("{}/", self.url))
-            .json(body)
-            .send()
-            .map_err(|e| classify(&e, kind))?;
-        let http = resp.status().as_u16();
-        let bytes = resp.bytes().map_err(|e| classify(&e, kind))?;
-        Ok((http, bytes.to_vec()))
+    /// POST the envelope `{kind, head: {corrId, version,
+    /// resonate:debug_time?}, data}`; the HTTP status and the body.
+    fn post_raw(
+        &mut self,
+        kind: &str,
+        corr_id: &str,
+        debug_time: Option<u64>,
+        data: &Value,
+    ) -> Result<(u16, Vec<u8>), TargetError> {
+        let out = Outgoing {
+            kind,
+            head: OutgoingHead {
+                corr_id,
+                version: PROTOCOL_VERSION,
+                debug_time,
+            },
+            data,
+        };
+        let body = serde_json::to_vec(&out).expect("an envelope serialises");
+        self.conn.post(kind, &body)
     }
 
     /// Read a response body as an envelope: JSON, with a `data` (the rest
@@ -233,9 +256,7 @@ impl Target for HttpTarget {
     fn snap(&mut self) -> Result<Snap, TargetError> {
         const KIND: &str = "debug.snap";
         let corr_id = self.next_corr_id();
-        let head = json!({"corrId": corr_id, "version": PROTOCOL_VERSION});
-        let body = json!({"kind": KIND, "head": head, "data": {}});
-        let (http, bytes) = self.post_raw(KIND, &body)?;
+        let (http, bytes) = self.post_raw(KIND, &corr_id, None, &json!({}))?;
         if self.dialect.is_canonical() {
             if let Ok((answer, snap)) = Snap::from_envelope(&bytes) {
                 if answer.status() == Some(200) {
@@ -247,15 +268,15 @@ impl Target for HttpTarget {
                 }
             }
         }
-        let env = Self::envelope(KIND, http, &bytes)?;
+        let mut env = Self::envelope(KIND, http, &bytes)?;
         let departures = envelope::judge(KIND, &corr_id, http, &AnswerHead::of(&env), &|| {
             truncate(&env)
         })?;
         self.departures.extend(departures);
         Self::debug_ok(KIND, &env)?;
-        match env.get("data") {
+        match env.get_mut("data") {
             Some(data) if data.is_object() => {
-                let mut data = data.clone();
+                let mut data = data.take();
                 self.dialect.snapshot(&mut data);
                 Ok(Snap::from_json(data))
             }
@@ -277,28 +298,6 @@ pub fn envelope_status(env: &Value) -> Option<u16> {
         .get("status")?
         .as_u64()
         .and_then(|s| u16::try_from(s).ok())
-}
-
-fn classify(e: &reqwest::Error, kind: &str) -> TargetError {
-    let msg = format!("{kind}: {}", error_chain(e));
-    if e.is_timeout() {
-        TargetError::Timeout(msg)
-    } else if e.is_decode() || e.is_body() {
-        TargetError::Garbage(msg)
-    } else {
-        TargetError::Unreachable(msg)
-    }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        src = inner.source();
-    }
-    s
 }
 
 fn truncate(v: &Value) -> String {

@@ -11,6 +11,7 @@
 //! model expects. A target reports what it did; the step loop and the
 //! checker judge it.
 
+mod conn;
 mod dialect;
 mod envelope;
 mod error;

@@ -18,9 +18,6 @@ pub enum UrlError {
     Tls(String),
     /// Not a loopback address, and remote targets were not allowed.
     NotLoopback(String),
-    /// The HTTP client could not be built (its settings, e.g. a malformed
-    /// proxy in the environment).
-    Client(String),
 }
 
 impl fmt::Display for UrlError {
@@ -40,7 +37,6 @@ impl fmt::Display for UrlError {
                 "{u}: only loopback addresses (127.0.0.0/8, ::1, localhost) are targets; \
                  pass --allow-remote-target to check a server elsewhere (it will be wiped with debug.reset)"
             ),
-            UrlError::Client(e) => write!(f, "cannot build the HTTP client: {e}"),
         }
     }
 }

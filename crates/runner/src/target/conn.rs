@@ -1,0 +1,602 @@
+//! One keep-alive HTTP/1.1 connection to a target, blocking, in the
+//! caller's thread: a `POST` with a JSON body, its status and body back.
+//!
+//! Why not a general client: the harness sends one request at a time and
+//! waits for its answer, and reqwest's blocking client runs a tokio runtime
+//! on a thread of its own, so every request crossed threads twice (a
+//! channel, a futex wake, an epoll wait on the other side). Measured with
+//! `cargo bench -p resonate-runner --bench cpu`, that hand-off was most of
+//! the harness's CPU per step with responses only. Here a request is one
+//! `write` and, for a body that fits the buffer, one `read`.
+//!
+//! What it speaks: `Content-Length` and `chunked` bodies, a body ended by
+//! the connection's close, `Connection: close`, informational (1xx)
+//! answers skipped. The request timeout bounds the whole exchange, connect
+//! included. A connection the server closed while idle (Node.js closes
+//! them after 5 s) is replaced before use, and a request whose reused
+//! connection turns out dead before any byte of an answer is sent again
+//! once on a fresh one, as hyper does.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use super::TargetError;
+
+/// A connection idle this long is replaced rather than trusted.
+const IDLE: Duration = Duration::from_secs(1);
+/// Headers an answer may have.
+const MAX_HEADERS: usize = 64;
+/// A head (status line and headers) longer than this is not HTTP.
+const MAX_HEAD: usize = 64 * 1024;
+
+/// Where to connect and what to ask for.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// `host[:port]` as the URL spells it, for the `Host` header and messages.
+    authority: String,
+    /// The host and port to resolve.
+    host: String,
+    port: u16,
+    /// The request path (`/`, or the URL's path with a `/` after it).
+    path: String,
+}
+
+impl Endpoint {
+    /// From an `http://` URL (already checked by [`super::url::check`]).
+    pub fn of(url: &str) -> Option<Endpoint> {
+        let u = url::Url::parse(url).ok()?;
+        let host = match u.host()? {
+            url::Host::Domain(d) => d.to_string(),
+            url::Host::Ipv4(ip) => ip.to_string(),
+            url::Host::Ipv6(ip) => ip.to_string(),
+        };
+        let port = u.port_or_known_default()?;
+        let authority = match u.port() {
+            Some(p) => format!("{}:{p}", u.host_str()?),
+            None => u.host_str()?.to_string(),
+        };
+        let path = format!("{}/", u.path().trim_end_matches('/'));
+        Some(Endpoint {
+            authority,
+            host,
+            port,
+            path,
+        })
+    }
+}
+
+/// A keep-alive connection (opened on first use).
+pub struct Conn {
+    endpoint: Endpoint,
+    timeout: Duration,
+    stream: Option<Stream>,
+    /// The request being written, reused from call to call.
+    out: Vec<u8>,
+}
+
+/// An open connection, its read buffer and when it was last used.
+struct Stream {
+    tcp: TcpStream,
+    buf: Vec<u8>,
+    /// Bytes of `buf` already consumed.
+    pos: usize,
+    /// Bytes of `buf` read.
+    end: usize,
+    read_timeout: Duration,
+    used: Instant,
+}
+
+/// Why an exchange failed, before it becomes a [`TargetError`].
+enum Failure {
+    /// A dead connection, noticed before any byte of an answer: worth one
+    /// more try on a fresh connection if this one was reused.
+    Dead(io::Error),
+    /// Anything else.
+    Fault(TargetError),
+}
+
+impl Conn {
+    /// A connection to `endpoint`; nothing is opened until the first call.
+    pub fn new(endpoint: Endpoint, timeout: Duration) -> Conn {
+        Conn {
+            endpoint,
+            timeout,
+            stream: None,
+            out: Vec::with_capacity(1024),
+        }
+    }
+
+    /// `POST` `body` (JSON) and read the answer: its HTTP status and body.
+    /// `kind` names the request in error messages.
+    pub fn post(&mut self, kind: &str, body: &[u8]) -> Result<(u16, Vec<u8>), TargetError> {
+        let deadline = Instant::now() + self.timeout;
+        self.out.clear();
+        write!(
+            self.out,
+            "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: */*\r\ncontent-length: {}\r\n\r\n",
+            self.endpoint.path,
+            self.endpoint.authority,
+            body.len()
+        )
+        .expect("writing to a Vec");
+        self.out.extend_from_slice(body);
+        if self
+            .stream
+            .as_ref()
+            .is_some_and(|s| s.used.elapsed() > IDLE)
+        {
+            self.stream = None;
+        }
+        let reused = self.stream.is_some();
+        match self.exchange(kind, deadline) {
+            Ok(r) => Ok(r),
+            Err(Failure::Dead(_)) if reused => {
+                self.stream = None;
+                self.exchange(kind, deadline)
+                    .map_err(|f| self.fault(kind, f))
+            }
+            Err(f) => Err(self.fault(kind, f)),
+        }
+    }
+
+    /// The fault a failure is; the connection is not used again.
+    fn fault(&mut self, kind: &str, f: Failure) -> TargetError {
+        self.stream = None;
+        match f {
+            Failure::Fault(e) => e,
+            Failure::Dead(e) => io_fault(kind, &e),
+        }
+    }
+
+    /// One try: connect if needed, write the request, read the answer.
+    fn exchange(&mut self, kind: &str, deadline: Instant) -> Result<(u16, Vec<u8>), Failure> {
+        if self.stream.is_none() {
+            let tcp = connect(&self.endpoint, kind, deadline).map_err(Failure::Fault)?;
+            self.stream = Some(Stream {
+                tcp,
+                buf: vec![0; 16 * 1024],
+                pos: 0,
+                end: 0,
+                read_timeout: Duration::ZERO,
+                used: Instant::now(),
+            });
+        }
+        let s = self.stream.as_mut().expect("just opened");
+        s.pos = 0;
+        s.end = 0;
+        s.tcp.write_all(&self.out).map_err(Failure::Dead)?;
+        let answer = s.read_answer(kind, deadline)?;
+        s.used = Instant::now();
+        if answer.close {
+            self.stream = None;
+        }
+        Ok((answer.status, answer.body))
+    }
+}
+
+/// A whole answer.
+struct Answer {
+    status: u16,
+    body: Vec<u8>,
+    /// The server will close the connection (or has).
+    close: bool,
+}
+
+/// How the body of an answer is delimited.
+enum Framing {
+    Length(usize),
+    Chunked,
+    UntilClose,
+}
+
+impl Stream {
+    /// Read one answer, skipping informational ones.
+    fn read_answer(&mut self, kind: &str, deadline: Instant) -> Result<Answer, Failure> {
+        loop {
+            let (status, framing, close, head_len) = self.read_head(kind, deadline)?;
+            self.pos = head_len;
+            if (100..200).contains(&status) {
+                self.compact();
+                continue;
+            }
+            let garbage = |what: &str| {
+                Failure::Fault(TargetError::Garbage(format!(
+                    "{kind}: HTTP {status}, {what}"
+                )))
+            };
+            let body = match framing {
+                Framing::Length(n) => {
+                    while self.end - self.pos < n {
+                        if self.fill(kind, deadline)? == 0 {
+                            return Err(garbage("the body ended before its content-length"));
+                        }
+                    }
+                    let body = self.buf[self.pos..self.pos + n].to_vec();
+                    self.pos += n;
+                    body
+                }
+                Framing::Chunked => self.read_chunked(kind, deadline).map_err(|e| match e {
+                    Failure::Dead(_) => garbage("the chunked body ended early"),
+                    other => other,
+                })?,
+                Framing::UntilClose => {
+                    while self.fill(kind, deadline)? > 0 {}
+                    let body = self.buf[self.pos..self.end].to_vec();
+                    self.pos = self.end;
+                    return Ok(Answer {
+                        status,
+                        body,
+                        close: true,
+                    });
+                }
+            };
+            // Bytes past the answer are an answer nobody asked for: do not
+            // keep a connection that is out of step.
+            let close = close || self.pos != self.end;
+            return Ok(Answer {
+                status,
+                body,
+                close,
+            });
+        }
+    }
+
+    /// Drop the consumed bytes.
+    fn compact(&mut self) {
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.end -= self.pos;
+        self.pos = 0;
+    }
+
+    /// Read until a whole head is buffered and parse it: the status, the
+    /// body's framing, whether the connection closes after, the head's
+    /// length. A dead connection before any byte is [`Failure::Dead`].
+    fn read_head(
+        &mut self,
+        kind: &str,
+        deadline: Instant,
+    ) -> Result<(u16, Framing, bool, usize), Failure> {
+        loop {
+            let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+            let mut resp = httparse::Response::new(&mut headers);
+            match resp.parse(&self.buf[self.pos..self.end]) {
+                Ok(httparse::Status::Complete(n)) => {
+                    let status = resp.code.unwrap_or(0);
+                    let (framing, close) = framing(&resp, status).map_err(|what| {
+                        Failure::Fault(TargetError::Garbage(format!("{kind}: {what}")))
+                    })?;
+                    return Ok((status, framing, close, self.pos + n));
+                }
+                Ok(httparse::Status::Partial) if self.end - self.pos < MAX_HEAD => {}
+                Ok(httparse::Status::Partial) => {
+                    return Err(Failure::Fault(TargetError::Garbage(format!(
+                        "{kind}: an HTTP head longer than {MAX_HEAD} bytes"
+                    ))))
+                }
+                Err(e) => {
+                    let shown =
+                        String::from_utf8_lossy(&self.buf[self.pos..self.end.min(self.pos + 200)])
+                            .into_owned();
+                    return Err(Failure::Fault(TargetError::Garbage(format!(
+                        "{kind}: not an HTTP answer ({e}): {shown:?}"
+                    ))));
+                }
+            }
+            let had = self.end - self.pos;
+            match self.fill(kind, deadline) {
+                Ok(0) if had == 0 => {
+                    return Err(Failure::Dead(io::ErrorKind::UnexpectedEof.into()));
+                }
+                Ok(0) => {
+                    return Err(Failure::Fault(TargetError::Garbage(format!(
+                        "{kind}: the connection closed in the middle of an HTTP head"
+                    ))))
+                }
+                Ok(_) => {}
+                Err(Failure::Fault(TargetError::Unreachable(_))) if had == 0 => {
+                    return Err(Failure::Dead(io::ErrorKind::ConnectionReset.into()));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// A `chunked` body, decoded.
+    fn read_chunked(&mut self, kind: &str, deadline: Instant) -> Result<Vec<u8>, Failure> {
+        let mut body = Vec::new();
+        loop {
+            let line = self.read_line(kind, deadline)?;
+            let size = line.split(';').next().unwrap_or("").trim();
+            let size = usize::from_str_radix(size, 16).map_err(|_| {
+                Failure::Fault(TargetError::Garbage(format!(
+                    "{kind}: a chunk size that is not hex: {line:?}"
+                )))
+            })?;
+            if size == 0 {
+                // Trailers, up to the empty line.
+                while !self.read_line(kind, deadline)?.is_empty() {}
+                return Ok(body);
+            }
+            while self.end - self.pos < size + 2 {
+                if self.fill(kind, deadline)? == 0 {
+                    return Err(Failure::Dead(io::ErrorKind::UnexpectedEof.into()));
+                }
+            }
+            body.extend_from_slice(&self.buf[self.pos..self.pos + size]);
+            self.pos += size + 2;
+        }
+    }
+
+    /// One CRLF-ended line (without its end).
+    fn read_line(&mut self, kind: &str, deadline: Instant) -> Result<String, Failure> {
+        loop {
+            if let Some(i) = self.buf[self.pos..self.end]
+                .windows(2)
+                .position(|w| w == b"\r\n")
+            {
+                let line = String::from_utf8_lossy(&self.buf[self.pos..self.pos + i]).into_owned();
+                self.pos += i + 2;
+                return Ok(line);
+            }
+            if self.fill(kind, deadline)? == 0 {
+                return Err(Failure::Dead(io::ErrorKind::UnexpectedEof.into()));
+            }
+        }
+    }
+
+    /// Read more into the buffer, within the deadline: the bytes read (0
+    /// at the end of the stream).
+    fn fill(&mut self, kind: &str, deadline: Instant) -> Result<usize, Failure> {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return Err(Failure::Fault(timeout(kind)));
+        }
+        // The socket's timeout is reset only when it is more than a
+        // millisecond off the deadline: no system call in the usual case,
+        // and the bound stays within 1 ms of the request timeout.
+        if self.read_timeout.is_zero()
+            || remaining.abs_diff(self.read_timeout) > Duration::from_millis(1)
+        {
+            self.tcp
+                .set_read_timeout(Some(remaining))
+                .map_err(|e| Failure::Fault(io_fault(kind, &e)))?;
+            self.read_timeout = remaining;
+        }
+        // The buffer stays initialised to its length: a read never clears
+        // it first. It grows only for an answer larger than it.
+        if self.buf.len() - self.end < 8 * 1024 {
+            let grown = (self.buf.len() * 2).max(16 * 1024);
+            self.buf.resize(grown, 0);
+        }
+        let n = loop {
+            match self.tcp.read(&mut self.buf[self.end..]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                r => break r,
+            }
+        }
+        .map_err(|e| Failure::Fault(io_fault(kind, &e)))?;
+        self.end += n;
+        Ok(n)
+    }
+}
+
+/// The framing of an answer's body and whether the connection closes
+/// after it (RFC 9112 §6.3).
+fn framing(resp: &httparse::Response, status: u16) -> Result<(Framing, bool), String> {
+    let mut length = None;
+    let mut chunked = false;
+    let mut close = resp.version == Some(0);
+    for h in resp.headers.iter() {
+        let value = String::from_utf8_lossy(h.value);
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let n = value.trim().parse::<usize>().map_err(|_| {
+                format!("HTTP {status}, a content-length that is not a number: {value:?}")
+            })?;
+            length = Some(n);
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = value
+                .split(',')
+                .next_back()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("chunked"));
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            let has = |token: &str| {
+                value
+                    .split(',')
+                    .any(|t| t.trim().eq_ignore_ascii_case(token))
+            };
+            if has("close") {
+                close = true;
+            } else if has("keep-alive") {
+                close = false;
+            }
+        }
+    }
+    let framing = if status == 204 || status == 304 || (100..200).contains(&status) {
+        Framing::Length(0)
+    } else if chunked {
+        Framing::Chunked
+    } else if let Some(n) = length {
+        Framing::Length(n)
+    } else {
+        Framing::UntilClose
+    };
+    Ok((framing, close))
+}
+
+/// Open a connection to the first address of `endpoint` that accepts,
+/// within the deadline.
+fn connect(endpoint: &Endpoint, kind: &str, deadline: Instant) -> Result<TcpStream, TargetError> {
+    let addrs: Vec<SocketAddr> = (endpoint.host.as_str(), endpoint.port)
+        .to_socket_addrs()
+        .map_err(|e| {
+            TargetError::Unreachable(format!(
+                "{kind}: cannot resolve {}: {e}",
+                endpoint.authority
+            ))
+        })?
+        .collect();
+    let mut last = None;
+    for addr in addrs {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return Err(timeout(kind));
+        }
+        match TcpStream::connect_timeout(&addr, remaining) {
+            Ok(tcp) => {
+                let set = tcp
+                    .set_nodelay(true)
+                    .and_then(|()| tcp.set_write_timeout(Some(remaining)));
+                set.map_err(|e| io_fault(kind, &e))?;
+                return Ok(tcp);
+            }
+            Err(e) => last = Some((addr, e)),
+        }
+    }
+    Err(match last {
+        Some((_, e)) if is_timeout(&e) => timeout(kind),
+        Some((addr, e)) => TargetError::Unreachable(format!(
+            "{kind}: cannot connect to {} ({addr}): {e}",
+            endpoint.authority
+        )),
+        None => TargetError::Unreachable(format!(
+            "{kind}: {} resolves to no address",
+            endpoint.authority
+        )),
+    })
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
+}
+
+fn timeout(kind: &str) -> TargetError {
+    TargetError::Timeout(format!("{kind}: no answer within the request timeout"))
+}
+
+/// An I/O error as a target fault: a timeout, or the connection lost.
+fn io_fault(kind: &str, e: &io::Error) -> TargetError {
+    if is_timeout(e) {
+        timeout(kind)
+    } else {
+        TargetError::Unreachable(format!("{kind}: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader};
+    use std::net::TcpListener;
+
+    /// A server that answers each request on one connection with the next
+    /// of `answers` (raw bytes), then closes it; the URL.
+    fn serve(answers: Vec<&'static [u8]>) -> String {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            for a in answers {
+                let mut len = 0;
+                loop {
+                    let mut line = String::new();
+                    r.read_line(&mut line).unwrap();
+                    if line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; len];
+                r.read_exact(&mut body).unwrap();
+                c.write_all(a).unwrap();
+            }
+        });
+        url
+    }
+
+    fn conn(url: &str) -> Conn {
+        Conn::new(Endpoint::of(url).unwrap(), Duration::from_secs(5))
+    }
+
+    #[test]
+    fn length_chunked_informational_and_close_delimited_answers_are_read() {
+        let url = serve(vec![
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n[1,\r\n2;x=y\r\n2]\r\n0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\n\r\n\"end\"",
+        ]);
+        let mut c = conn(&url);
+        assert_eq!(c.post("a", b"{}").unwrap(), (200, b"{}".to_vec()));
+        assert_eq!(c.post("b", b"{}").unwrap(), (404, b"[1,2]".to_vec()));
+        // The third answer has no length: its body ends with the connection.
+        assert_eq!(c.post("c", b"{}").unwrap(), (200, b"\"end\"".to_vec()));
+        assert!(
+            c.stream.is_none(),
+            "a close-delimited answer ends the connection"
+        );
+    }
+
+    #[test]
+    fn a_truncated_body_is_garbage_and_a_refused_connection_unreachable() {
+        let url = serve(vec![b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}"]);
+        let e = conn(&url).post("a", b"{}").unwrap_err();
+        assert!(matches!(e, TargetError::Garbage(_)), "{e}");
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        drop(l);
+        let e = conn(&url).post("a", b"{}").unwrap_err();
+        assert!(matches!(e, TargetError::Unreachable(_)), "{e}");
+    }
+
+    #[test]
+    fn a_silent_server_times_out() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        let mut c = Conn::new(Endpoint::of(&url).unwrap(), Duration::from_millis(100));
+        let e = c.post("a", b"{}").unwrap_err();
+        assert!(matches!(e, TargetError::Timeout(_)), "{e}");
+        drop(l);
+    }
+
+    #[test]
+    fn a_reused_connection_the_server_closed_is_replaced() {
+        // One answer per connection, then the server closes it: the second
+        // request finds the first connection dead and goes on a new one.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for _ in 0..2 {
+                let (mut c, _) = l.accept().unwrap();
+                let mut buf = [0u8; 4096];
+                let _ = c.read(&mut buf).unwrap();
+                c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                    .unwrap();
+            }
+        });
+        let mut c = conn(&url);
+        assert_eq!(c.post("a", b"{}").unwrap().0, 200);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(c.post("b", b"{}").unwrap().0, 200);
+    }
+
+    #[test]
+    fn the_endpoint_keeps_the_urls_authority_and_path() {
+        let e = Endpoint::of("http://localhost:8001").unwrap();
+        assert_eq!(
+            (e.authority.as_str(), e.path.as_str()),
+            ("localhost:8001", "/")
+        );
+        let e = Endpoint::of("http://[::1]:9/base/").unwrap();
+        assert_eq!(
+            (e.authority.as_str(), e.host.as_str(), e.path.as_str()),
+            ("[::1]:9", "::1", "/base/")
+        );
+        assert_eq!(Endpoint::of("http://127.0.0.1").unwrap().port, 80);
+    }
+}
