@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How one case ended.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum CaseStatus {
     /// No divergence.
@@ -67,7 +67,7 @@ pub enum CaseStatus {
 }
 
 /// One case.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CaseReport {
     /// A name for the case (the golden file's stem in `check`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,7 +88,7 @@ pub struct CaseReport {
 }
 
 /// The whole run.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     /// `conform <version>`.
     pub harness: String,
@@ -102,6 +102,10 @@ pub struct Summary {
     pub profile: String,
     /// Baseline name, when one was applied.
     pub baseline: Option<String>,
+    /// `run --partition K/N`: which job of the run this report is (`"K/N"`);
+    /// absent for a whole run (and a merged one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<crate::partition::Partition>,
     /// Request kinds the profile leaves out (never generated).
     pub omitted_kinds: Vec<String>,
     /// Cases run.
@@ -147,7 +151,7 @@ pub struct Summary {
 }
 
 /// An input file that could not be read.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Malformed {
     /// The file.
     pub file: PathBuf,
@@ -156,7 +160,7 @@ pub struct Malformed {
 }
 
 /// Validation probes of one kind breaking one rule.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ProbeStat {
     /// The request kind.
     pub kind: String,
@@ -227,6 +231,7 @@ impl Summary {
             target: target.to_string(),
             profile: profile.to_string(),
             baseline: None,
+            partition: None,
             omitted_kinds: checker.profile.omit_kinds.clone(),
             cases: case_reports.len(),
             steps,

@@ -74,6 +74,7 @@ impl Reach {
         let which = match which {
             Which::Case(c) => format!("--case {c}"),
             Which::Cases(n) => format!("--cases {n}"),
+            Which::Partition(n, p) => format!("--cases {n} --partition {p}"),
         };
         format!(
             "{} run --seed {seed} {which} --steps {steps}{}{}",
@@ -91,6 +92,8 @@ pub enum Which {
     Case(u64),
     /// `--cases N`.
     Cases(u64),
+    /// `--cases N --partition K/N`: one job's share of them.
+    Partition(u64, crate::partition::Partition),
 }
 
 /// The name this binary was invoked by, for ready-to-paste commands.

@@ -10,6 +10,7 @@ use deviate::Deviation;
 use crate::baseline::Baseline;
 use crate::check::Checker;
 use crate::exec::{execute, execute_stream, ExecOptions, Execution, Expect};
+use crate::partition::Partition;
 use crate::profile::Profile;
 use crate::report::{CaseReport, CaseStatus, Summary};
 use crate::repro::{self, Reach, Which};
@@ -30,6 +31,8 @@ pub struct RunConfig {
     pub cases: u64,
     /// Run only this case of the seed.
     pub only_case: Option<u64>,
+    /// Run only this job's share of the cases (`--partition K/N`).
+    pub partition: Option<Partition>,
     /// Steps per case.
     pub steps: usize,
     /// The target's profile.
@@ -67,9 +70,10 @@ impl RunConfig {
 
     /// The command that re-runs case `case`, or the whole run.
     pub fn rerun_command(&self, case: Option<u64>) -> String {
-        let which = match case.or(self.only_case) {
-            Some(c) => Which::Case(c),
-            None => Which::Cases(self.cases),
+        let which = match (case.or(self.only_case), self.partition) {
+            (Some(c), _) => Which::Case(c),
+            (None, Some(p)) => Which::Partition(self.cases, p),
+            (None, None) => Which::Cases(self.cases),
         };
         self.reach
             .rerun_command(self.seed, which, self.steps, self.probe_pct > 0)
@@ -100,7 +104,9 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
     let started = Instant::now();
     let cases: Vec<u64> = match cfg.only_case {
         Some(c) => vec![c],
-        None => (0..cfg.cases).collect(),
+        None => (0..cfg.cases)
+            .filter(|&c| cfg.partition.is_none_or(|p| p.holds(c)))
+            .collect(),
     };
     let bar = progress_bar(cfg, (cases.len() as u64).saturating_mul(cfg.steps as u64));
     let mut checker = Checker::with_deviations(cfg.profile.clone(), cfg.deviations.clone());
@@ -163,6 +169,7 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
         &checker,
     );
     s.baseline = cfg.baseline.as_ref().map(|b| b.name.clone());
+    s.partition = cfg.partition;
     s.validation = crate::report::ProbeStat::tally(&probes);
     s
 }

@@ -591,6 +591,7 @@ const NOT_NUMERIC: &[&str] = &[
     "race",
     "log",
     "durability-bug",
+    "partition",
 ];
 
 const COMMANDS: &[&str] = &[
@@ -743,6 +744,57 @@ fn numeric_flags_are_range_checked() {
                 f.command
             );
         }
+    }
+}
+
+/// `--partition K/N` (the one flag of `run` that takes two numbers): K of
+/// N with 1 <= K <= N is taken, in nextest's `count:K/N` spelling too;
+/// anything else, N above `--cases`, or `--case` beside it, is bad usage
+/// (exit 2) naming the flag, before any request.
+#[test]
+fn partition_is_checked_at_parse() {
+    let refused = common::refused_url();
+    let dir = tempfile::tempdir().unwrap();
+    let with = |value: &str, extra: &[&str]| {
+        let out = dir.path().display().to_string();
+        let mut cmd = conform();
+        cmd.args([
+            "run",
+            "--target",
+            &refused,
+            "--no-progress",
+            "--out-dir",
+            &out,
+        ])
+        .args(["--cases", "4", "--steps", "1", "--partition", value])
+        .args(extra);
+        let r = run(&mut cmd);
+        assert!(!r.2.contains("panicked"), "{value}: {}", r.2);
+        r
+    };
+    for value in [
+        "0/4", "5/4", "1/0", "4", "x/4", "1/x", "1/2/3", "hash:1/2", "",
+    ] {
+        let (code, _, err) = with(value, &[]);
+        assert_eq!(code, 2, "--partition {value:?}: {err}");
+        assert!(err.contains("--partition"), "--partition {value:?}: {err}");
+    }
+    let (code, _, err) = with("1/8", &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--partition 1/8") && err.contains("--cases"),
+        "{err}"
+    );
+    let (code, _, err) = with("1/2", &["--case", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--partition") && err.contains("--case"),
+        "{err}"
+    );
+    // Taken: the refused target is the only complaint.
+    for value in ["1/4", "4/4", "count:2/4", "1/1"] {
+        let (code, _, err) = with(value, &[]);
+        assert_eq!(code, 3, "--partition {value}: {err}");
     }
 }
 

@@ -95,6 +95,7 @@ fn config(url: &str, name: &str, seed: u64, cases: u64, steps: usize) -> RunConf
         seed,
         cases,
         only_case: None,
+        partition: None,
         steps,
         profile,
         deviations,

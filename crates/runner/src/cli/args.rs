@@ -61,6 +61,24 @@ pub enum Command {
     /// Hunt the planted races and durability bugs of the reference server
     /// with the concurrent run, and tabulate what was found.
     Races(RacesArgs),
+    /// Merge the JSON reports of the jobs of a partitioned run
+    /// (`run --partition K/N`) into the report of the whole run.
+    MergeReports(MergeReportsArgs),
+}
+
+/// `conform merge-reports`.
+#[derive(Args, Debug)]
+pub struct MergeReportsArgs {
+    /// The jobs' JSON reports (`run --partition K/N --report FILE`), one
+    /// per partition.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write the merged JSON report here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Write the merged JUnit XML report here.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
 }
 
 /// `conform races`.
@@ -317,6 +335,12 @@ pub struct RunArgs {
     /// Run only this case of the seed.
     #[arg(long, value_parser = within::<u64>(0, u64::MAX))]
     pub case: Option<u64>,
+    /// Run only job K of N of the cases (cargo-nextest's `count:K/N`, K
+    /// from 1): case I is job (I mod N) + 1's. A case is the same in every
+    /// job; each job writes its own reports, `conform merge-reports` joins
+    /// them.
+    #[arg(long, value_name = "K/N", conflicts_with = "case")]
+    pub partition: Option<runner::partition::Partition>,
     /// Steps per case.
     #[arg(long, default_value_t = 50, value_parser = within::<usize>(1, MAX_STEPS))]
     pub steps: usize,

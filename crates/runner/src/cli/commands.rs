@@ -54,6 +54,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
         Command::Stress(a) => super::stress::stress_cmd(a),
         Command::CheckHistory(a) => super::stress::check_history_cmd(a),
         Command::Races(a) => super::stress::races_cmd(a),
+        Command::MergeReports(a) => merge_reports_cmd(a),
     }
 }
 
@@ -279,6 +280,12 @@ pub(super) fn random_seed() -> u64 {
 }
 
 fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
+    if let Some(p) = a.partition.filter(|p| p.count > a.cases) {
+        return Err(bad(format!(
+            "--partition {p}: {} jobs share {} cases, so some would run none; give --cases at least {}",
+            p.count, a.cases, p.count
+        )));
+    }
     let mut s = setup(&a.target, &Recorded::default())?;
     let seed = a.seed.unwrap_or_else(random_seed);
     let cfg = RunConfig {
@@ -287,6 +294,7 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
         seed,
         cases: a.cases,
         only_case: a.case,
+        partition: a.partition,
         steps: a.steps,
         profile: s.profile.clone(),
         deviations: s.deviations.clone(),
@@ -304,7 +312,15 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
         env!("CARGO_PKG_VERSION"),
         model::SPEC_COMMIT,
         cfg.seed,
-        cfg.only_case.map_or(cfg.cases.to_string(), |c| format!("#{c}")),
+        match (cfg.only_case, cfg.partition) {
+            (Some(c), _) => format!("#{c}"),
+            (None, Some(p)) => format!(
+                "{} partition {p} ({} of them)",
+                cfg.cases,
+                (0..cfg.cases).filter(|&c| p.holds(c)).count()
+            ),
+            (None, None) => cfg.cases.to_string(),
+        },
         cfg.steps,
         if s.reach.target.is_none() { format!("{} (embedded)", cfg.target) } else { cfg.target.clone() },
         cfg.profile.name,
@@ -324,6 +340,34 @@ fn run_cmd(a: RunArgs) -> Result<Verdict, Failure> {
     summary.print(&mut out);
     let written = write_reports(&summary, a.junit.as_deref(), a.report.as_deref());
     finish(summary.verdict(), written)
+}
+
+fn merge_reports_cmd(a: MergeReportsArgs) -> Result<Verdict, Failure> {
+    let mut reports = Vec::new();
+    for f in &a.files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| bad(format!("cannot read {}: {e}", f.display())))?;
+        let r: Summary = serde_json::from_str(&text).map_err(|e| {
+            bad(format!(
+                "{}:{}:{}: not a conform JSON report: {e}",
+                f.display(),
+                e.line(),
+                e.column()
+            ))
+        })?;
+        reports.push((f.clone(), r));
+    }
+    let merged = runner::merge::merge(reports).map_err(bad)?;
+    say!(
+        "conform {} (spec {}) merge-reports: {} reports of seed {}",
+        env!("CARGO_PKG_VERSION"),
+        model::SPEC_COMMIT,
+        a.files.len(),
+        merged.seed
+    );
+    merged.print(&mut std::io::stdout());
+    let written = write_reports(&merged, a.junit.as_deref(), a.report.as_deref());
+    finish(merged.verdict(), written)
 }
 
 fn replay_cmd(a: ReplayArgs) -> Result<Verdict, Failure> {

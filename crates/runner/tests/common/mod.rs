@@ -29,6 +29,7 @@ pub fn config(url: &str, dir: &Path, cases: u64, steps: usize) -> RunConfig {
         seed: 7,
         cases,
         only_case: None,
+        partition: None,
         steps,
         profile: Profile::default(),
         deviations: Vec::new(),
