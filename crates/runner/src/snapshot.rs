@@ -309,6 +309,43 @@ mod tests {
         }
     }
 
+    /// A server writes a message's promise with its fields in an order of
+    /// its own: the outbox is the same, and the fast path must say so (it
+    /// used to sort messages by their JSON text, so two of them in another
+    /// order sent every step to the keyed JSON diff).
+    #[test]
+    fn the_outbox_agrees_whatever_the_order_of_a_messages_fields() {
+        let promise = |id: &str| json!({"id": id, "state": "resolved", "param": {}, "value": {}, "tags": {}, "timeoutAt": 9, "createdAt": 0, "settledAt": 1});
+        let unblock = |id: &str, address: &str| json!({"address": address, "message": {"kind": "unblock", "head": {}, "data": {"promise": promise(id)}}});
+        let model = StateView {
+            messages: serde_json::from_value(json!([unblock("a", "http://z"), unblock("b", "http://y"), {"address": "http://x", "message": {"kind": "execute", "head": {}, "data": {"task": {"id": "c", "version": 1}}}}]))
+            .unwrap(),
+            ..StateView::default()
+        };
+        let mut data = serde_json::to_value(&model).unwrap();
+        // The target's JSON: promise fields reversed, messages in another order.
+        for m in data["messages"].as_array_mut().unwrap() {
+            if let Some(p) = m.pointer_mut("/message/data/promise") {
+                let fields: Vec<(String, Value)> =
+                    p.as_object().unwrap().clone().into_iter().rev().collect();
+                *p = Value::Object(fields.into_iter().collect());
+            }
+        }
+        data["messages"].as_array_mut().unwrap().reverse();
+        let snap = Snap::from_json(data);
+        assert_eq!(
+            snap.agrees(&model, &[]),
+            Agreement::Same { missing: vec![] }
+        );
+        // And a message that differs still differs.
+        let mut other = serde_json::to_value(&model).unwrap();
+        other["messages"][0]["message"]["data"]["promise"]["value"] = json!({"data": "x"});
+        assert_eq!(
+            Snap::from_json(other).agrees(&model, &[]),
+            Agreement::Differs
+        );
+    }
+
     #[test]
     fn a_body_that_does_not_fit_the_types_is_still_read_as_json() {
         let body = br#"{"kind":"debug.snap","head":{"status":200},"data":{"promises":[{"id":1}]}}"#;
