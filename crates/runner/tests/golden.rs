@@ -44,6 +44,48 @@ fn the_model_still_gives_every_recorded_answer() {
     );
 }
 
+/// The corpus is what the one documented command makes, byte for byte:
+/// `conform golden --with-state` with its defaults (`--bless` into
+/// `traces/golden`; here into a scratch directory). So `git diff
+/// traces/golden` after a bless shows only what changed.
+#[test]
+fn the_documented_command_reproduces_the_corpus_byte_for_byte() {
+    let out = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["golden", "--with-state", "--out"])
+        .arg(out.path())
+        .output()
+        .expect("conform golden runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let names = |dir: &std::path::Path| -> Vec<PathBuf> {
+        golden_files(dir)
+            .unwrap()
+            .into_iter()
+            .map(|f| f.strip_prefix(dir).unwrap().to_path_buf())
+            .collect()
+    };
+    let ours = corpus_dir();
+    let (made, kept) = (names(out.path()), names(&ours));
+    let missing: Vec<_> = made.iter().filter(|f| !kept.contains(f)).collect();
+    let extra: Vec<_> = kept.iter().filter(|f| !made.contains(f)).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "the golden files are not the ones `conform golden --with-state --bless` writes \
+         (it writes {missing:?}, it does not write {extra:?}): run it and review git diff traces/golden"
+    );
+    for name in names(&ours) {
+        assert!(
+            std::fs::read(out.path().join(&name)).unwrap() == std::fs::read(ours.join(&name)).unwrap(),
+            "{} is not what `conform golden --with-state --bless` writes: run it and review git diff traces/golden",
+            name.display()
+        );
+    }
+}
+
 #[test]
 fn the_corpus_covers_every_reachable_branch() {
     let traces: Vec<Trace> = corpus().into_iter().map(|(_, t)| t).collect();
