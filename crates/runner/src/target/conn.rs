@@ -12,10 +12,12 @@
 //! What it speaks: `Content-Length` and `chunked` bodies, a body ended by
 //! the connection's close, `Connection: close`, informational (1xx)
 //! answers skipped. The request timeout bounds the whole exchange, connect
-//! included. A connection the server closed while idle (Node.js closes
-//! them after 5 s) is replaced before use, and a request whose reused
-//! connection turns out dead before any byte of an answer is sent again
-//! once on a fresh one, as hyper does.
+//! included. A connection idle for a second is replaced before use (Node.js
+//! closes idle ones after 5 s), and one the server said it closes
+//! (`Connection: close`) after its answer. A request is never sent twice:
+//! a server that dropped the connection may have applied it, and the
+//! concurrent run counts an operation in flight when its server died as
+//! done before the crash or never.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -89,8 +91,7 @@ struct Stream {
 
 /// Why an exchange failed, before it becomes a [`TargetError`].
 enum Failure {
-    /// A dead connection, noticed before any byte of an answer: worth one
-    /// more try on a fresh connection if this one was reused.
+    /// The connection died (its I/O error).
     Dead(io::Error),
     /// Anything else.
     Fault(TargetError),
@@ -128,16 +129,8 @@ impl Conn {
         {
             self.stream = None;
         }
-        let reused = self.stream.is_some();
-        match self.exchange(kind, deadline) {
-            Ok(r) => Ok(r),
-            Err(Failure::Dead(_)) if reused => {
-                self.stream = None;
-                self.exchange(kind, deadline)
-                    .map_err(|f| self.fault(kind, f))
-            }
-            Err(f) => Err(self.fault(kind, f)),
-        }
+        self.exchange(kind, deadline)
+            .map_err(|f| self.fault(kind, f))
     }
 
     /// The fault a failure is; the connection is not used again.
@@ -251,7 +244,7 @@ impl Stream {
 
     /// Read until a whole head is buffered and parse it: the status, the
     /// body's framing, whether the connection closes after, the head's
-    /// length. A dead connection before any byte is [`Failure::Dead`].
+    /// length.
     fn read_head(
         &mut self,
         kind: &str,
@@ -286,7 +279,9 @@ impl Stream {
             let had = self.end - self.pos;
             match self.fill(kind, deadline) {
                 Ok(0) if had == 0 => {
-                    return Err(Failure::Dead(io::ErrorKind::UnexpectedEof.into()));
+                    return Err(Failure::Fault(TargetError::Unreachable(format!(
+                        "{kind}: the target closed the connection without answering"
+                    ))));
                 }
                 Ok(0) => {
                     return Err(Failure::Fault(TargetError::Garbage(format!(
@@ -294,9 +289,6 @@ impl Stream {
                     ))))
                 }
                 Ok(_) => {}
-                Err(Failure::Fault(TargetError::Unreachable(_))) if had == 0 => {
-                    return Err(Failure::Dead(io::ErrorKind::ConnectionReset.into()));
-                }
                 Err(e) => return Err(e),
             }
         }
@@ -564,25 +556,59 @@ mod tests {
         drop(l);
     }
 
+    /// A connection is replaced when the server says it closes it, and
+    /// when it sat idle for a second (a server may have closed it
+    /// silently); a request is never sent again on its own.
     #[test]
-    fn a_reused_connection_the_server_closed_is_replaced() {
-        // One answer per connection, then the server closes it: the second
-        // request finds the first connection dead and goes on a new one.
+    fn a_connection_the_server_closes_is_replaced_not_retried() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", l.local_addr().unwrap());
-        std::thread::spawn(move || {
-            for _ in 0..2 {
+        let answers: [&[u8]; 3] = [
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+        ];
+        let served = std::thread::spawn(move || {
+            let mut requests = 0;
+            for a in answers {
+                // One request per connection, then the server closes it.
                 let (mut c, _) = l.accept().unwrap();
                 let mut buf = [0u8; 4096];
                 let _ = c.read(&mut buf).unwrap();
-                c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
-                    .unwrap();
+                c.write_all(a).unwrap();
+                requests += 1;
             }
+            requests
         });
         let mut c = conn(&url);
         assert_eq!(c.post("a", b"{}").unwrap().0, 200);
-        std::thread::sleep(Duration::from_millis(50));
+        assert!(c.stream.is_none(), "closed as the server said");
         assert_eq!(c.post("b", b"{}").unwrap().0, 200);
+        // Closed silently by the server; idle past a second, replaced.
+        std::thread::sleep(IDLE + Duration::from_millis(200));
+        assert_eq!(c.post("c", b"{}").unwrap().0, 200);
+        assert_eq!(served.join().unwrap(), 3, "each request sent once");
+    }
+
+    /// A connection that dies under a request is a fault of that request,
+    /// not a reason to send it again.
+    #[test]
+    fn a_connection_closed_without_an_answer_is_a_fault() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf).unwrap();
+            c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                .unwrap();
+            let _ = c.read(&mut buf).unwrap();
+            // The second request is read, then the connection dropped.
+        });
+        let mut c = conn(&url);
+        assert_eq!(c.post("a", b"{}").unwrap().0, 200);
+        let e = c.post("b", b"{}").unwrap_err();
+        assert!(matches!(e, TargetError::Unreachable(_)), "{e}");
     }
 
     #[test]
