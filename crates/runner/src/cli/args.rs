@@ -61,6 +61,35 @@ pub enum Command {
     /// Hunt the planted races and durability bugs of the reference server
     /// with the concurrent run, and tabulate what was found.
     Races(RacesArgs),
+    /// Re-run a saved history (the counterexample a stress run saved)
+    /// against a target, and check it again.
+    ReplayHistory(ReplayHistoryArgs),
+}
+
+/// `conform replay-history`.
+#[derive(Args, Debug)]
+pub struct ReplayHistoryArgs {
+    /// The history file (`conform-history/1`): the shrunk history a stress
+    /// run saved, or any other.
+    pub file: PathBuf,
+    /// Target and comparison options (the profile and baseline default to
+    /// the header's, when built in).
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Re-runs before the history counts as not reproduced (a race shows
+    /// in some interleavings only).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub attempts: u64,
+    /// How to start the target (a shell command; with `--target`, where it
+    /// listens): needed to replay a crash.
+    #[arg(long)]
+    pub server_cmd: Option<String>,
+    /// Directory for the history of a failing re-run.
+    #[arg(long, default_value = "traces/failures")]
+    pub out_dir: PathBuf,
+    /// Configurations one epoch's search may explore before it gives up.
+    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub search_budget: u64,
 }
 
 /// `conform races`.
@@ -87,8 +116,9 @@ pub struct RacesArgs {
     /// Directory for the histories.
     #[arg(long, default_value = "traces/failures")]
     pub out_dir: PathBuf,
-    /// The races' window between check and write, ms.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    /// The bound of the races' window between check and write, ms (it
+    /// closes as soon as a rival was handled).
+    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub race_window_ms: u64,
 }
 
@@ -154,7 +184,7 @@ pub struct CheckHistoryArgs {
     #[arg(long)]
     pub baseline: Option<String>,
     /// The retry timeout (default: the header's).
-    #[arg(long)]
+    #[arg(long, value_parser = within::<u64>(0, MAX_RETRY_MS))]
     pub retry_timeout: Option<u64>,
     /// Configurations one epoch's search may explore before it gives up.
     #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -279,15 +309,16 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_validation: bool,
     /// Plant a race (see `--list-races`): that handler checks under the
-    /// lock, releases it, and writes blindly after `--race-window-ms`;
-    /// repeat to plant several.
+    /// lock, releases it, and writes blindly once a rival request was
+    /// handled (at most `--race-window-ms` later); repeat to plant several.
     #[arg(long, conflicts_with = "log")]
     pub race: Vec<String>,
     /// List the planted races and exit.
     #[arg(long)]
     pub list_races: bool,
-    /// The window between a racy handler's check and its write, in ms.
-    #[arg(long, default_value_t = 2, value_parser = within::<u64>(0, 1_000))]
+    /// The bound of the window between a racy handler's check and its
+    /// write, in ms: it closes as soon as a rival was handled.
+    #[arg(long, default_value_t = 25, value_parser = within::<u64>(0, 1_000))]
     pub race_window_ms: u64,
     /// Persistent mode: append every applied step to this NDJSON log before
     /// answering, and replay the log at start.
