@@ -78,7 +78,7 @@ pub struct ReplayHistoryArgs {
     pub target: TargetArgs,
     /// Re-runs before the history counts as not reproduced (a race shows
     /// in some interleavings only).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, default_value_t = 8, value_parser = within::<u64>(1, 1000))]
     pub attempts: u64,
     /// How to start the target (a shell command; with `--target`, where it
     /// listens): needed to replay a crash.
@@ -88,7 +88,7 @@ pub struct ReplayHistoryArgs {
     #[arg(long, default_value = "traces/failures")]
     pub out_dir: PathBuf,
     /// Configurations one epoch's search may explore before it gives up.
-    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 2_000_000, value_parser = within::<u64>(1, u64::MAX))]
     pub search_budget: u64,
 }
 
@@ -102,23 +102,23 @@ pub struct RacesArgs {
     #[arg(long)]
     pub durability_bug: Vec<String>,
     /// Runs per bug (seeds 1, 2, …) before it counts as not found.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    #[arg(long, default_value_t = 1, value_parser = within::<u64>(1, 100))]
     pub runs: u64,
     /// Epochs per run.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 100, value_parser = within::<u64>(1, 1_000_000))]
     pub epochs: u64,
     /// Clients.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..=64))]
+    #[arg(long, default_value_t = 4, value_parser = within::<u64>(2, 64))]
     pub clients: u64,
     /// Shrink time per found bug, seconds.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, default_value_t = 20, value_parser = within::<u64>(1, 3600))]
     pub shrink_time: u64,
     /// Directory for the histories.
     #[arg(long, default_value = "traces/failures")]
     pub out_dir: PathBuf,
     /// The bound of the races' window between check and write, ms (it
     /// closes as soon as a rival was handled).
-    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, default_value_t = 25, value_parser = within::<u64>(1, 1000))]
     pub race_window_ms: u64,
 }
 
@@ -129,20 +129,20 @@ pub struct StressArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Run seed (random when absent; always printed).
-    #[arg(long)]
+    #[arg(long, value_parser = within::<u64>(0, u64::MAX))]
     pub seed: Option<u64>,
     /// Clients sending at once.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long, default_value_t = 4, value_parser = within::<u64>(1, 64))]
     pub clients: u64,
     /// Epochs (windows of one `now`, each closed by a barrier).
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 100, value_parser = within::<u64>(1, 1_000_000))]
     pub epochs: u64,
     /// The generator's operations per epoch (rivals come on top; at most
     /// 64, so an epoch stays within the checker's 128).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long, default_value_t = 8, value_parser = within::<u64>(1, 64))]
     pub ops: u64,
     /// Percent of operations joined by a rival contending for the same object.
-    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(0..=100))]
+    #[arg(long, default_value_t = 40, value_parser = within::<u64>(0, 100))]
     pub rival_pct: u64,
     /// Directory for failing histories.
     #[arg(long, default_value = "traces/failures")]
@@ -151,14 +151,14 @@ pub struct StressArgs {
     #[arg(long)]
     pub no_shrink: bool,
     /// Time budget of the shrink, in seconds.
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, default_value_t = 60, value_parser = within::<u64>(1, 86_400))]
     pub shrink_time: u64,
     /// Re-runs per shrink candidate (a race shows in some interleavings only).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, default_value_t = 8, value_parser = within::<u64>(1, 1000))]
     pub attempts: u64,
     /// Configurations one epoch's search may explore before it gives up
     /// (undecided: not green).
-    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 2_000_000, value_parser = within::<u64>(1, u64::MAX))]
     pub search_budget: u64,
     /// How to start the target (a shell command; with `--target`, where it
     /// listens): the harness then owns the process, and can crash it.
@@ -167,7 +167,7 @@ pub struct StressArgs {
     /// Percent of epochs in which the target is killed (SIGKILL) at a
     /// random moment and restarted (needs `--server-cmd`; only for a
     /// profile that claims durability).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=100))]
+    #[arg(long, default_value_t = 0, value_parser = within::<u64>(0, 100))]
     pub crash_pct: u64,
 }
 
@@ -187,7 +187,7 @@ pub struct CheckHistoryArgs {
     #[arg(long, value_parser = within::<u64>(0, MAX_RETRY_MS))]
     pub retry_timeout: Option<u64>,
     /// Configurations one epoch's search may explore before it gives up.
-    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 2_000_000, value_parser = within::<u64>(1, u64::MAX))]
     pub search_budget: u64,
 }
 
