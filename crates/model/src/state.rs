@@ -680,6 +680,11 @@ impl State {
         self.record(|| Undo::Outbox(key, prev));
     }
 
+    /// The outbox entry under `key` ([`OutboxEntry::key`]).
+    pub fn get_message(&self, key: &str) -> Option<&OutboxEntry> {
+        self.outbox.get(key)
+    }
+
     /// Every outbox entry with its key (unordered).
     pub fn outbox(&self) -> impl Iterator<Item = (&String, &OutboxEntry)> {
         self.outbox.iter()

@@ -573,6 +573,38 @@ const NUMERIC: &[Numeric] = &[
     n("mutants", "steps", 1, 1_000_000),
     n("mutants", "shrink-time", 0, 86_400),
     n("mutants", "seeds", 1, 10_000),
+    n("stress", "seed", 0, u64::MAX),
+    n("stress", "clients", 1, 64),
+    n("stress", "epochs", 1, 1_000_000),
+    n("stress", "ops", 1, 64),
+    n("stress", "rival-pct", 0, 100),
+    n("stress", "shrink-time", 1, 86_400),
+    n("stress", "attempts", 1, 1_000),
+    n("stress", "search-budget", 1, u64::MAX),
+    n("stress", "crash-pct", 0, 100),
+    n("stress", "retry-timeout", 0, 86_400_000),
+    Numeric {
+        command: "stress",
+        flag: "timeout-ms",
+        lo: None,
+        hi: u64::MAX,
+    },
+    n("check-history", "retry-timeout", 0, 86_400_000),
+    n("check-history", "search-budget", 1, u64::MAX),
+    n("races", "runs", 1, 100),
+    n("races", "epochs", 1, 1_000_000),
+    n("races", "clients", 2, 64),
+    n("races", "shrink-time", 1, 3_600),
+    n("races", "race-window-ms", 1, 1_000),
+    n("replay-history", "attempts", 1, 1_000),
+    n("replay-history", "search-budget", 1, u64::MAX),
+    n("replay-history", "retry-timeout", 0, 86_400_000),
+    Numeric {
+        command: "replay-history",
+        flag: "timeout-ms",
+        lo: None,
+        hi: u64::MAX,
+    },
 ];
 
 /// The flags that take a value that is no number.
@@ -592,10 +624,23 @@ const NOT_NUMERIC: &[&str] = &[
     "log",
     "durability-bug",
     "partition",
+    "server-cmd",
 ];
 
 const COMMANDS: &[&str] = &[
-    "serve", "run", "replay", "shrink", "golden", "check", "export", "mutants", "baseline",
+    "serve",
+    "run",
+    "replay",
+    "shrink",
+    "golden",
+    "check",
+    "export",
+    "mutants",
+    "baseline",
+    "stress",
+    "check-history",
+    "races",
+    "replay-history",
 ];
 
 /// Every flag of `command` that takes a value, from its `--help`.
@@ -677,6 +722,30 @@ fn around(command: &str, files: &std::path::Path) -> (Vec<Vec<String>>, Taken) {
         "golden" => (vec![s(&["golden"]), s(&["--out", &dir])], |code, err| {
             code == 2 && err.contains("already holds")
         }),
+        // Refused at the first request (the target is refused), or, with
+        // crashes asked for, for want of a process to crash.
+        "stress" => (
+            vec![
+                s(&["stress"]),
+                s(&["--target", &refused]),
+                s(&["--epochs", "1"]),
+                s(&["--out-dir", &dir]),
+            ],
+            |code, err| code == 3 || (code == 2 && err.contains("--server-cmd")),
+        ),
+        // Refused after parsing: the history is malformed.
+        "check-history" | "replay-history" => (
+            vec![s(&[command, golden]), s(&["--target", &refused])]
+                .into_iter()
+                .filter(|g| command == "replay-history" || g[0] != "--target")
+                .collect(),
+            |code, err| code == 2 && err.contains("malformed history"),
+        ),
+        // Refused after parsing: no such race.
+        "races" => (
+            vec![s(&["races"]), s(&["--race", "race-nothing"])],
+            |code, err| code == 2 && err.contains("race-nothing"),
+        ),
         // Refused after parsing: no such bug.
         "mutants" => (
             vec![s(&["mutants"]), s(&["--mutant", "no-such-bug"])],

@@ -42,6 +42,10 @@ fn the_reference_server_is_linearizable_under_2_4_and_8_clients() {
             );
             assert_eq!(o.stats.epochs, 40);
             assert_eq!(o.stats.pinned_epochs, 40, "every barrier pins the state");
+            assert_eq!(
+                o.stats.incremental_barriers, 39,
+                "every barrier after the first compares only what can differ"
+            );
             ops += o.ops;
         }
     }

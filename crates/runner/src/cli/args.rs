@@ -64,6 +64,9 @@ pub enum Command {
     /// Merge the JSON reports of the jobs of a partitioned run
     /// (`run --partition K/N`) into the report of the whole run.
     MergeReports(MergeReportsArgs),
+    /// Re-run a saved history (the counterexample a stress run saved)
+    /// against a target, and check it again.
+    ReplayHistory(ReplayHistoryArgs),
 }
 
 /// `conform merge-reports`.
@@ -81,6 +84,32 @@ pub struct MergeReportsArgs {
     pub junit: Option<PathBuf>,
 }
 
+/// `conform replay-history`.
+#[derive(Args, Debug)]
+pub struct ReplayHistoryArgs {
+    /// The history file (`conform-history/1`): the shrunk history a stress
+    /// run saved, or any other.
+    pub file: PathBuf,
+    /// Target and comparison options (the profile and baseline default to
+    /// the header's, when built in).
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Re-runs before the history counts as not reproduced (a race shows
+    /// in some interleavings only).
+    #[arg(long, default_value_t = 8, value_parser = within::<u64>(1, 1000))]
+    pub attempts: u64,
+    /// How to start the target (a shell command; with `--target`, where it
+    /// listens): needed to replay a crash.
+    #[arg(long)]
+    pub server_cmd: Option<String>,
+    /// Directory for the history of a failing re-run.
+    #[arg(long, default_value = "traces/failures")]
+    pub out_dir: PathBuf,
+    /// Configurations one epoch's search may explore before it gives up.
+    #[arg(long, default_value_t = 2_000_000, value_parser = within::<u64>(1, u64::MAX))]
+    pub search_budget: u64,
+}
+
 /// `conform races`.
 #[derive(Args, Debug)]
 pub struct RacesArgs {
@@ -91,22 +120,23 @@ pub struct RacesArgs {
     #[arg(long)]
     pub durability_bug: Vec<String>,
     /// Runs per bug (seeds 1, 2, …) before it counts as not found.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    #[arg(long, default_value_t = 1, value_parser = within::<u64>(1, 100))]
     pub runs: u64,
     /// Epochs per run.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 100, value_parser = within::<u64>(1, 1_000_000))]
     pub epochs: u64,
     /// Clients.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..=64))]
+    #[arg(long, default_value_t = 4, value_parser = within::<u64>(2, 64))]
     pub clients: u64,
     /// Shrink time per found bug, seconds.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, default_value_t = 20, value_parser = within::<u64>(1, 3600))]
     pub shrink_time: u64,
     /// Directory for the histories.
     #[arg(long, default_value = "traces/failures")]
     pub out_dir: PathBuf,
-    /// The races' window between check and write, ms.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    /// The bound of the races' window between check and write, ms (it
+    /// closes as soon as a rival was handled).
+    #[arg(long, default_value_t = 25, value_parser = within::<u64>(1, 1000))]
     pub race_window_ms: u64,
 }
 
@@ -117,20 +147,20 @@ pub struct StressArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Run seed (random when absent; always printed).
-    #[arg(long)]
+    #[arg(long, value_parser = within::<u64>(0, u64::MAX))]
     pub seed: Option<u64>,
     /// Clients sending at once.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long, default_value_t = 4, value_parser = within::<u64>(1, 64))]
     pub clients: u64,
     /// Epochs (windows of one `now`, each closed by a barrier).
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 100, value_parser = within::<u64>(1, 1_000_000))]
     pub epochs: u64,
     /// The generator's operations per epoch (rivals come on top; at most
     /// 64, so an epoch stays within the checker's 128).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long, default_value_t = 8, value_parser = within::<u64>(1, 64))]
     pub ops: u64,
     /// Percent of operations joined by a rival contending for the same object.
-    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(0..=100))]
+    #[arg(long, default_value_t = 40, value_parser = within::<u64>(0, 100))]
     pub rival_pct: u64,
     /// Directory for failing histories.
     #[arg(long, default_value = "traces/failures")]
@@ -139,14 +169,14 @@ pub struct StressArgs {
     #[arg(long)]
     pub no_shrink: bool,
     /// Time budget of the shrink, in seconds.
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, default_value_t = 60, value_parser = within::<u64>(1, 86_400))]
     pub shrink_time: u64,
     /// Re-runs per shrink candidate (a race shows in some interleavings only).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, default_value_t = 8, value_parser = within::<u64>(1, 1000))]
     pub attempts: u64,
     /// Configurations one epoch's search may explore before it gives up
     /// (undecided: not green).
-    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 2_000_000, value_parser = within::<u64>(1, u64::MAX))]
     pub search_budget: u64,
     /// How to start the target (a shell command; with `--target`, where it
     /// listens): the harness then owns the process, and can crash it.
@@ -155,7 +185,7 @@ pub struct StressArgs {
     /// Percent of epochs in which the target is killed (SIGKILL) at a
     /// random moment and restarted (needs `--server-cmd`; only for a
     /// profile that claims durability).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=100))]
+    #[arg(long, default_value_t = 0, value_parser = within::<u64>(0, 100))]
     pub crash_pct: u64,
 }
 
@@ -172,10 +202,10 @@ pub struct CheckHistoryArgs {
     #[arg(long)]
     pub baseline: Option<String>,
     /// The retry timeout (default: the header's).
-    #[arg(long)]
+    #[arg(long, value_parser = within::<u64>(0, MAX_RETRY_MS))]
     pub retry_timeout: Option<u64>,
     /// Configurations one epoch's search may explore before it gives up.
-    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 2_000_000, value_parser = within::<u64>(1, u64::MAX))]
     pub search_budget: u64,
 }
 
@@ -297,15 +327,16 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_validation: bool,
     /// Plant a race (see `--list-races`): that handler checks under the
-    /// lock, releases it, and writes blindly after `--race-window-ms`;
-    /// repeat to plant several.
+    /// lock, releases it, and writes blindly once a rival request was
+    /// handled (at most `--race-window-ms` later); repeat to plant several.
     #[arg(long, conflicts_with = "log")]
     pub race: Vec<String>,
     /// List the planted races and exit.
     #[arg(long)]
     pub list_races: bool,
-    /// The window between a racy handler's check and its write, in ms.
-    #[arg(long, default_value_t = 2, value_parser = within::<u64>(0, 1_000))]
+    /// The bound of the window between a racy handler's check and its
+    /// write, in ms: it closes as soon as a rival was handled.
+    #[arg(long, default_value_t = 25, value_parser = within::<u64>(0, 1_000))]
     pub race_window_ms: u64,
     /// Persistent mode: append every applied step to this NDJSON log before
     /// answering, and replay the log at start.

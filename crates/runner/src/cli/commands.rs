@@ -55,6 +55,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
         Command::CheckHistory(a) => super::stress::check_history_cmd(a),
         Command::Races(a) => super::stress::races_cmd(a),
         Command::MergeReports(a) => merge_reports_cmd(a),
+        Command::ReplayHistory(a) => super::stress::replay_history_cmd(a),
     }
 }
 
@@ -89,6 +90,14 @@ pub(super) struct Recorded {
 }
 
 impl Recorded {
+    /// What a saved history was recorded with.
+    pub(super) fn history(file: &Path, retry_timeout: u64, check_state: bool) -> Recorded {
+        Recorded {
+            no_state: !check_state,
+            retry: vec![(file.display().to_string(), retry_timeout)],
+        }
+    }
+
     fn trace(file: &Path, t: &trace::Trace) -> Recorded {
         Recorded {
             no_state: !t.header.check_state(),

@@ -2,6 +2,7 @@
 //! [`runner::stress::run`] or [`runner::lin::check`], print, map the verdict.
 
 use std::io::Write;
+use std::path::Path;
 use std::time::Duration;
 
 use deviate::Deviant;
@@ -11,9 +12,10 @@ use runner::lin::{self, history, report, LinOptions, Stats, Verdict as LinVerdic
 use runner::profile::Profile;
 use runner::report::Verdict;
 use runner::stress::process::ServerProcess;
+use runner::stress::replay::Replayed;
 use runner::stress::{self, StressConfig, StressVerdict};
 
-use super::args::{CheckHistoryArgs, RacesArgs, StressArgs};
+use super::args::{CheckHistoryArgs, RacesArgs, ReplayHistoryArgs, StressArgs};
 use super::commands::{random_seed, setup, Recorded};
 use super::error::{bad, fault, Failure};
 
@@ -121,6 +123,10 @@ pub(super) fn stress_cmd(a: StressArgs) -> Result<Verdict, Failure> {
                 shown.display(),
                 profile_flags(&cfg)
             );
+            say!(
+                "replay it against the target: {}",
+                cfg.replay_command(shown)
+            );
             say!("reproduce the run: {}", cfg.rerun_command());
             say!("not linearizable: {}", shown.display());
             Verdict::Diverged
@@ -167,17 +173,32 @@ fn print_stats(st: &Stats, checking_us: u64) {
     );
 }
 
-pub(super) fn check_history_cmd(a: CheckHistoryArgs) -> Result<Verdict, Failure> {
+/// Read a history file; a malformed one is bad input naming `FILE:LINE`.
+fn read_history(file: &Path) -> Result<history::History, Failure> {
     let text =
-        std::fs::read_to_string(&a.file).map_err(|e| bad(format!("{}: {e}", a.file.display())))?;
-    let h = history::parse(&text).map_err(|e| bad(format!("{}: {e}", a.file.display())))?;
-    let header_profile = h
-        .header
+        std::fs::read_to_string(file).map_err(|e| bad(format!("{}: {e}", file.display())))?;
+    history::parse(&text).map_err(|e| {
+        bad(format!(
+            "malformed history {}:{}: {}",
+            file.display(),
+            e.line,
+            e.message
+        ))
+    })
+}
+
+/// The profile a history's header names, when it is a built-in one.
+fn header_profile(h: &history::History) -> Option<&str> {
+    h.header
         .options
         .get("profile")
         .and_then(|v| v.as_str())
-        .filter(|p| runner::profile::BUILT_IN.iter().any(|(n, _)| n == p));
-    let mut profile = match a.profile.as_deref().or(header_profile) {
+        .filter(|p| runner::profile::BUILT_IN.iter().any(|(n, _)| n == p))
+}
+
+pub(super) fn check_history_cmd(a: CheckHistoryArgs) -> Result<Verdict, Failure> {
+    let h = read_history(&a.file)?;
+    let mut profile = match a.profile.as_deref().or(header_profile(&h)) {
         Some(p) => Profile::load(p).map_err(bad)?,
         None => Profile::default(),
     };
@@ -235,6 +256,9 @@ pub(super) fn check_history_cmd(a: CheckHistoryArgs) -> Result<Verdict, Failure>
 }
 
 pub(super) fn races_cmd(a: RacesArgs) -> Result<Verdict, Failure> {
+    // A name that is no bug is a typo, not a bug nobody found.
+    runner::serve::races::resolve(&a.race).map_err(bad)?;
+    runner::serve::durability::Bugs::resolve(&a.durability_bug).map_err(bad)?;
     let conform = std::env::current_exe().map_err(|e| {
         bad(format!(
             "cannot find this binary to serve the durability bugs: {e}"
@@ -278,5 +302,85 @@ pub(super) fn races_cmd(a: RacesArgs) -> Result<Verdict, Failure> {
         Verdict::Clean
     } else {
         Verdict::Diverged
+    })
+}
+
+pub(super) fn replay_history_cmd(a: ReplayHistoryArgs) -> Result<Verdict, Failure> {
+    let h = read_history(&a.file)?;
+    let mut t = a.target.clone();
+    t.profile = t.profile.or(header_profile(&h).map(str::to_string));
+    t.baseline = t.baseline.or(h
+        .header
+        .options
+        .get("baseline")
+        .and_then(|v| v.as_str())
+        .map(str::to_string));
+    let check_state = h
+        .header
+        .options
+        .get("checkState")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true);
+    let recorded = Recorded::history(&a.file, h.header.retry_timeout(), check_state);
+    let mut s = setup(&t, &recorded)?;
+    let mut cfg = StressConfig::new(&s.url, s.profile.clone(), s.deviations.clone());
+    cfg.reach = s.reach.clone();
+    cfg.seed = h.header.seed.unwrap_or(0);
+    cfg.clients = h.header.clients;
+    cfg.attempts = a.attempts as usize;
+    cfg.out_dir = a.out_dir;
+    cfg.server_cmd = a.server_cmd.clone();
+    cfg.lin.budget = a.search_budget;
+    let crashes = h.epochs.iter().any(|e| e.crashed);
+    let mut process =
+        match &a.server_cmd {
+            Some(cmd) => {
+                let url = t.target.as_deref().ok_or_else(|| {
+                    bad("--server-cmd needs --target: the address the server listens on")
+                })?;
+                Some(ServerProcess::start(cmd, url).map_err(fault)?)
+            }
+            None if crashes => return Err(bad(
+                "this history crashed its target: replaying it needs --server-cmd (and --target)",
+            )),
+            None => None,
+        };
+    say!(
+        "conform {} (spec {}) replay-history {}: {} clients, {} epochs, {} operations, target {} profile {} retry-timeout {} attempts {}",
+        env!("CARGO_PKG_VERSION"),
+        model::SPEC_COMMIT,
+        a.file.display(),
+        h.header.clients,
+        h.epochs.len(),
+        h.len(),
+        s.url,
+        cfg.profile.name,
+        cfg.profile.retry_timeout,
+        cfg.attempts
+    );
+    let mut out = std::io::stdout();
+    let r = stress::replay::replay(&cfg, &mut s.target, process.as_mut(), &h, &mut out);
+    Ok(match r {
+        Replayed::Reproduced { attempt, file, .. } => {
+            say!(
+                "history saved: {} (timeline: {})",
+                file.display(),
+                file.with_extension("html").display()
+            );
+            say!("not linearizable at attempt {attempt}: {}", file.display());
+            Verdict::Diverged
+        }
+        Replayed::NotReproduced { attempts } => {
+            say!("green: linearizable in each of {attempts} re-runs");
+            Verdict::Clean
+        }
+        Replayed::Undecided(why) => {
+            say!("undecided (not green): {why}");
+            Verdict::Diverged
+        }
+        Replayed::Fault(e) => {
+            eprintln!("error: {e}");
+            Verdict::Fault
+        }
     })
 }

@@ -12,10 +12,12 @@
 //! **Epochs make it cheap.** Time advances only at barriers, where nothing
 //! is in flight and the target's snapshot is read (ARCHITECTURE.md, "The
 //! concurrent run"). When the snapshot shows every component and no
-//! indeterminate operation is open, it pins the model's state, so each
+//! indeterminate operation is open (or the epoch crashed, which closes
+//! them), it pins the model's state, so each
 //! epoch is searched from one configuration ([`search`]); otherwise the
 //! search carries every configuration the snapshot allows, up to
-//! [`LinOptions::max_configs`].
+//! [`LinOptions::max_configs`]. A barrier compares only the objects that
+//! can differ from the previous one ([`barrier`]).
 //!
 //! **Partitioning.** Porcupine partitions a history into independent keys.
 //! Resonate's objects are not independent: a settlement resumes the tasks
@@ -24,6 +26,7 @@
 //! that is always sound: epochs are checked one after another from the
 //! state the previous one pinned, never across.
 
+pub mod barrier;
 pub mod history;
 pub mod report;
 pub mod search;
@@ -35,7 +38,7 @@ use deviate::Deviant;
 use gen::Step;
 use model::view::StateView;
 
-use crate::snapshot::Snap;
+use barrier::{Expected, SnapIndex};
 use history::{Epoch, History, Operation};
 use search::{search_epoch, EpochInput, Found, Move};
 
@@ -80,6 +83,9 @@ pub struct Stats {
     pub most_configs: usize,
     /// Epochs whose snapshot pinned the state (searched to the first order).
     pub pinned_epochs: usize,
+    /// Barriers compared only on the objects that could differ
+    /// ([`barrier`]); the others were compared whole.
+    pub incremental_barriers: usize,
 }
 
 /// A history no order explains.
@@ -181,6 +187,9 @@ pub struct Linearizer {
     skip: Vec<String>,
     opts: LinOptions,
     dropped: bool,
+    /// The last barrier's snapshot, indexed: the next one is compared
+    /// against it.
+    prev: Option<SnapIndex>,
     /// Figures so far.
     pub stats: Stats,
 }
@@ -198,6 +207,7 @@ impl Linearizer {
             skip: skip.to_vec(),
             opts,
             dropped: false,
+            prev: None,
             stats: Stats::default(),
         }
     }
@@ -216,11 +226,15 @@ impl Linearizer {
         stats.ops += epoch.ops.len();
         stats.indeterminate += epoch.ops.iter().filter(|o| !o.is_ok()).count();
         stats.crashes += usize::from(epoch.crashed);
-        let snap = epoch
-            .barrier
-            .as_ref()
-            .and_then(|b| b.snap.clone())
-            .map(Snap::from_json);
+        let data = epoch.barrier.as_ref().and_then(|b| b.snap.as_ref());
+        let expected = data.map(|d| Expected::new(d, self.prev.as_ref()));
+        stats.incremental_barriers +=
+            usize::from(expected.as_ref().is_some_and(|e| e.incremental()));
+        // A snapshot of every component pins the state: every accepted end
+        // is that state. The ends then differ only in the indeterminate
+        // operations they leave open, and a crash closes those (the process
+        // died), so after a crash the first end is all of them.
+        let shows_all = data.is_some_and(|d| shows_everything(d, &self.skip));
         let mut next: Vec<Config> = Vec::new();
         let mut first_failure: Option<(Config, Found, Vec<Operation>)> = None;
         let mut truncated = false;
@@ -231,15 +245,12 @@ impl Linearizer {
             if ops.len() > 128 {
                 return Err(undecided(epoch, "more than 128 operations in one epoch"));
             }
-            let pinned = snap
-                .as_ref()
-                .is_some_and(|s| shows_everything(s, &self.skip))
-                && ops.iter().all(|o| o.is_ok());
+            let pinned = shows_all && (epoch.crashed || ops.iter().all(|o| o.is_ok()));
             stats.pinned_epochs += usize::from(pinned);
             let input = EpochInput {
                 ops: ops.clone(),
                 now: epoch.now,
-                snap: snap.as_ref(),
+                snap: expected.as_ref(),
                 skip: &self.skip,
                 collect_all: !pinned,
                 budget: self.opts.budget,
@@ -295,13 +306,16 @@ impl Linearizer {
             let failure = report::failure(epoch, cfg.model, cfg.prefix.to_vec(), found, ops);
             return Err(Verdict::NotLinearizable(Box::new(failure)));
         }
-        dedupe(&mut next);
+        if next.len() > 1 {
+            dedupe(&mut next);
+        }
         if next.len() > self.opts.max_configs {
             next.truncate(self.opts.max_configs);
             self.dropped = true;
         }
         stats.most_configs = stats.most_configs.max(next.len());
         self.configs = next;
+        self.prev = expected.map(Expected::into_index);
         Ok(())
     }
 }
@@ -342,16 +356,11 @@ fn order_steps(order: &[Move], ops: &[&Operation]) -> Vec<Step> {
 
 /// Whether a snapshot shows every component the model has, none skipped:
 /// then it pins the model's state.
-fn shows_everything(snap: &Snap, skip: &[String]) -> bool {
-    if !skip.is_empty() {
-        return false;
-    }
-    let all = serde_json::to_value(StateView::default()).expect("view serialises");
-    let shown = snap.json();
-    all.as_object()
-        .expect("a view is an object")
-        .keys()
-        .all(|k| shown.get(k).is_some_and(|v| v.is_array()))
+fn shows_everything(data: &serde_json::Value, skip: &[String]) -> bool {
+    skip.is_empty()
+        && model::view::COMPONENTS
+            .iter()
+            .all(|c| data.get(c.name).is_some_and(|v| v.is_array()))
 }
 
 /// Drop configurations equal in state and open operations.

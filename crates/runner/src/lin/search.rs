@@ -20,11 +20,10 @@ use deviate::Deviant;
 use gen::Op;
 use model::machine::Timer;
 use model::state::Mark;
-use model::view::StateView;
 
+use super::barrier::Expected;
 use super::history::Operation;
-use crate::compare::{diff_state, normalize_response, StateDiff};
-use crate::snapshot::{Agreement, Snap};
+use crate::compare::{normalize_response, StateDiff};
 
 /// One move of a linearization.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,8 +80,8 @@ pub struct EpochInput<'a> {
     pub ops: Vec<&'a Operation>,
     /// The epoch's `now` (firings happen at it).
     pub now: u64,
-    /// The closing snapshot, if state is compared.
-    pub snap: Option<&'a Snap>,
+    /// What the closing snapshot expects, if state is compared.
+    pub snap: Option<&'a Expected<'a>>,
     /// Components not compared.
     pub skip: &'a [String],
     /// Find every accepted end (the snapshot does not pin the state), not
@@ -276,10 +275,10 @@ impl Search<'_> {
     /// At a full linearization: whether the snapshot agrees. With
     /// `collect_all` the end is recorded and the search goes on.
     fn accept(&mut self, model: &mut Deviant, lin: u128) -> bool {
-        if let Some(snap) = self.input.snap {
-            let diff = state_diff(model, snap, self.input.skip);
-            if !diff.is_empty() {
+        if let Some(exp) = self.input.snap {
+            if !exp.agrees(&model.state, self.base, self.input.skip) {
                 if self.found.state_refused.is_none() {
+                    let diff = exp.diff(&model.state, self.input.skip);
                     self.found.state_refused = Some((self.path.clone(), diff));
                 }
                 return false;
@@ -320,16 +319,4 @@ impl Search<'_> {
             .map(|i| self.input.ops[i].id)
             .collect()
     }
-}
-
-/// The model's state against a snapshot: empty when they agree (the typed
-/// fast path first, the keyed JSON diff on any difference).
-pub fn state_diff(model: &Deviant, snap: &Snap, skip: &[String]) -> Vec<StateDiff> {
-    let view = StateView::of(&model.state);
-    if let Agreement::Same { .. } = snap.agrees(&view, skip) {
-        return Vec::new();
-    }
-    let view = serde_json::to_value(view).expect("view serialises");
-    let mut skipped = std::collections::BTreeSet::new();
-    diff_state(&view, &snap.normalized(), skip, &mut skipped)
 }

@@ -48,12 +48,15 @@ pub(crate) struct Shared {
 pub(crate) enum Handled {
     /// Answer this.
     Done(JsonValue),
-    /// After the race window, land `writes`, then answer `envelope`.
+    /// Once a rival was handled (or the window's bound passed), land
+    /// `writes`, then answer `envelope`.
     Deferred {
         /// The answer.
         envelope: JsonValue,
         /// What the handler wrote.
         writes: Writes,
+        /// Hears when a rival was handled ([`super::races::rendezvous`]).
+        rival: tokio::sync::oneshot::Receiver<()>,
     },
 }
 
@@ -147,10 +150,15 @@ async fn api(State(shared): State<Arc<Shared>>, body: Bytes) -> (StatusCode, Jso
     let panicked = |_| error("unknown", "0", 500, "internal error: the model panicked");
     let envelope = match catch_unwind(AssertUnwindSafe(|| handle(&shared, &body))) {
         Ok(Handled::Done(env)) => env,
-        Ok(Handled::Deferred { envelope, writes }) => {
+        Ok(Handled::Deferred {
+            envelope,
+            writes,
+            rival,
+        }) => {
             // The lock is free for the window: whatever runs now, these
-            // writes land after it.
-            tokio::time::sleep(shared.races.window).await;
+            // writes land after it. It stays open until a rival was
+            // handled, at most the bound.
+            let _ = tokio::time::timeout(shared.races.window, rival).await;
             match catch_unwind(AssertUnwindSafe(|| shared.core().write(&writes))) {
                 Ok(()) => envelope,
                 Err(p) => panicked(p),
@@ -211,8 +219,12 @@ fn handle(shared: &Shared, body: &[u8]) -> Handled {
     };
     let now = env.head.debug_time.unwrap_or_else(|| shared.wall_clock());
     if shared.races.covers(kind) {
-        let (envelope, writes) = shared.core().handle_deferred(&req, now, corr_id);
-        return Handled::Deferred { envelope, writes };
+        let (envelope, writes, rival) = shared.core().handle_deferred(&req, now, corr_id);
+        return Handled::Deferred {
+            envelope,
+            writes,
+            rival,
+        };
     }
     Handled::Done(shared.core().handle(&req, now, corr_id))
 }

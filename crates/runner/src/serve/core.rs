@@ -11,8 +11,10 @@ use model::state::Writes;
 use model::types::Time;
 use model::view::StateView;
 use serde_json::Value as JsonValue;
+use tokio::sync::oneshot;
 
 use super::log::Log;
+use super::races::rendezvous::Waiters;
 use crate::target::LocalServer;
 
 /// The served model and its log.
@@ -20,19 +22,36 @@ use crate::target::LocalServer;
 pub(crate) struct Core {
     server: LocalServer,
     log: Option<Log>,
+    /// Racy handlers waiting for a rival ([`super::races::rendezvous`]).
+    waiters: Waiters,
 }
 
 impl Core {
     pub(crate) fn new(server: LocalServer, log: Option<Log>) -> Core {
-        Core { server, log }
+        Core {
+            server,
+            log,
+            waiters: Waiters::default(),
+        }
     }
 
-    /// Handle a request and log it; the envelope to answer. A step that
-    /// was applied but could not be logged answers 500: its durability is
-    /// not what the server claims.
+    /// Handle a request and log it when it wrote something (a read has
+    /// nothing to make durable, and a log of writes is what a real server's
+    /// write-ahead log holds: a bug that loses the log's last entry then
+    /// always loses a write); the envelope to answer. A step that was
+    /// applied but could not be logged answers 500: its durability is not
+    /// what the server claims.
     pub(crate) fn handle(&mut self, req: &Request, now: Time, corr_id: &str) -> JsonValue {
-        let env = self.server.handle(req, now, corr_id);
-        let Some(log) = &mut self.log else {
+        if self.waiters.is_empty() && self.log.is_none() {
+            return self.server.handle(req, now, corr_id);
+        }
+        // Learn what it writes (the same state as handling it directly): a
+        // racy handler may be waiting for it as its rival, and a step that
+        // writes nothing has nothing to make durable.
+        let (env, writes) = self.server.handle_deferred(req, now, corr_id);
+        self.server.write(&writes);
+        self.waiters.arrived(&writes);
+        let Some(log) = self.log.as_mut().filter(|_| !writes.is_empty()) else {
             return env;
         };
         let step = Step {
@@ -45,10 +64,16 @@ impl Core {
         }
     }
 
-    /// Fire what is due at `now` and log the tick.
+    /// Fire what is due at `now` and log the tick, when it fired something.
     pub(crate) fn tick(&mut self, now: Time) -> io::Result<()> {
-        self.server.tick(now);
-        match &mut self.log {
+        if self.waiters.is_empty() && self.log.is_none() {
+            self.server.tick(now);
+            return Ok(());
+        }
+        let writes = self.server.tick_deferred(now);
+        self.server.write(&writes);
+        self.waiters.arrived(&writes);
+        match self.log.as_mut().filter(|_| !writes.is_empty()) {
             Some(log) => log.append(&Step { now, op: Op::Tick }),
             None => Ok(()),
         }
@@ -69,20 +94,30 @@ impl Core {
     }
 
     /// A racy handler's check and computation
-    /// ([`LocalServer::handle_deferred`]). Races are not served with a log
-    /// (a log of steps cannot replay blind writes), so nothing is logged.
+    /// ([`LocalServer::handle_deferred`]), and the rendezvous it waits at:
+    /// it is the rival of the handlers already waiting whose objects it
+    /// writes, and the receiver hears when its own rival was handled.
+    /// Races are not served with a log (a log of steps cannot replay blind
+    /// writes), so nothing is logged.
     pub(crate) fn handle_deferred(
         &mut self,
         req: &Request,
         now: Time,
         corr_id: &str,
-    ) -> (JsonValue, Writes) {
-        self.server.handle_deferred(req, now, corr_id)
+    ) -> (JsonValue, Writes, oneshot::Receiver<()>) {
+        let (env, writes) = self.server.handle_deferred(req, now, corr_id);
+        self.waiters.arrived(&writes);
+        let rival = self.waiters.wait(&writes);
+        (env, writes, rival)
     }
 
-    /// A racy tick's firing ([`LocalServer::tick_deferred`]).
-    pub(crate) fn tick_deferred(&mut self, now: Time) -> Writes {
-        self.server.tick_deferred(now)
+    /// A racy tick's firing ([`LocalServer::tick_deferred`]), with its
+    /// rendezvous as [`Core::handle_deferred`]'s.
+    pub(crate) fn tick_deferred(&mut self, now: Time) -> (Writes, oneshot::Receiver<()>) {
+        let writes = self.server.tick_deferred(now);
+        self.waiters.arrived(&writes);
+        let rival = self.waiters.wait(&writes);
+        (writes, rival)
     }
 
     /// Land a racy handler's writes.

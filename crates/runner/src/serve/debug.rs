@@ -88,10 +88,11 @@ pub(crate) fn run(shared: &Shared, op: DebugOp, env: &Envelope) -> Handled {
                 ));
             }
             if shared.races.covers(TICK) {
-                let writes = shared.core().tick_deferred(time);
+                let (writes, rival) = shared.core().tick_deferred(time);
                 return Handled::Deferred {
                     envelope: ok(kind, corr_id, json!([])),
                     writes,
+                    rival,
                 };
             }
             logged(shared.core().tick(time), json!([]))

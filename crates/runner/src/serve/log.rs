@@ -2,8 +2,9 @@
 //! FILE`): a log of applied steps, replayed at start.
 //!
 //! Every request the served model applies (with the `now` it was applied
-//! at) and every tick (with its time) is appended to the log as one NDJSON
-//! line in the trace step format ([`crate::trace::line_json`]: `kind`,
+//! at) and every tick (with its time) that wrote something is appended to
+//! the log as one NDJSON line (a read, a refused request, a tick with
+//! nothing due change nothing: replaying them would change nothing) in the trace step format ([`crate::trace::line_json`]: `kind`,
 //! `now`, `req`), under the server's lock, so the log's order is the order
 //! of application; `debug.reset` truncates it. The line is written with
 //! one `write(2)` before the answer is sent. That makes an acknowledged

@@ -10,6 +10,7 @@ mod clients;
 pub mod html;
 pub mod hunt;
 pub mod process;
+pub mod replay;
 pub mod shrink;
 
 use std::io::Write;
@@ -108,7 +109,7 @@ impl StressConfig {
         }
     }
 
-    fn model(&self) -> Deviant {
+    pub(crate) fn model(&self) -> Deviant {
         Deviant::new(
             ServerConfig {
                 retry_timeout: self.profile.retry_timeout,
@@ -139,6 +140,21 @@ impl StressConfig {
             target: self.target.clone(),
             options,
         }
+    }
+
+    /// The command that re-runs a saved history `file` against the
+    /// target (`conform replay-history`).
+    pub fn replay_command(&self, file: &Path) -> String {
+        format!(
+            "{} replay-history {} --attempts {}{}",
+            crate::repro::program(),
+            file.display(),
+            self.attempts,
+            self.reach.flags()
+        ) + &self
+            .server_cmd
+            .as_ref()
+            .map_or(String::new(), |c| format!(" --server-cmd '{c}'"))
     }
 
     /// The command that runs this stress run again.

@@ -19,7 +19,7 @@ use super::process::ServerProcess;
 use super::{crash_one, run_one, Clock, StressConfig, CRASH_AFTER};
 use crate::lin::history::{History, HistoryHeader};
 use crate::lin::{Failure, Linearizer, Verdict};
-use crate::target::{Client, Target};
+use crate::target::{Client, Target, TargetError};
 
 /// What is re-run: a prefix, then one concurrent epoch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,37 +58,75 @@ impl Scenario {
     }
 }
 
-/// Re-run `s` once from a wiped target: its history, and whether its last
-/// epoch is one no order explains (an earlier failing epoch is another
-/// departure: not this one).
-pub fn run_scenario(
+/// One epoch to send again: its `now`, its operations per client, and
+/// whether the target is killed and restarted after them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// The epoch's `now`.
+    pub now: u64,
+    /// Its operations, per client.
+    pub queues: Vec<Vec<Step>>,
+    /// Crash after the operations, before the barrier.
+    pub crash: bool,
+}
+
+impl Scenario {
+    /// The epochs that re-run it on `clients` clients: one per `now` of
+    /// the prefix (all on client 0), then the concurrent one.
+    pub fn groups(&self, clients: usize) -> Vec<Group> {
+        let mut groups: Vec<Group> = Vec::new();
+        for step in &self.prefix {
+            match groups.last_mut() {
+                Some(g) if g.now == step.now => g.queues[0].push(step.clone()),
+                _ => {
+                    let mut queues = vec![Vec::new(); clients];
+                    queues[0].push(step.clone());
+                    groups.push(Group {
+                        now: step.now,
+                        queues,
+                        crash: false,
+                    });
+                }
+            }
+        }
+        groups.push(Group {
+            now: self.now,
+            queues: self.queues.clone(),
+            crash: self.crash,
+        });
+        groups
+    }
+}
+
+/// How a re-run was judged.
+#[derive(Debug)]
+pub enum Rejudged {
+    /// Every epoch linearizable.
+    Linearizable,
+    /// The epoch (its index in the re-run) no order explains.
+    NotLinearizable(usize, Box<Failure>),
+    /// The search gave up.
+    Undecided(String),
+}
+
+/// Send `groups` once from a wiped target and check the history they
+/// leave: the history and its verdict, or the target's fault.
+#[allow(clippy::result_large_err)]
+pub fn run_groups(
     cfg: &StressConfig,
     target: &mut dyn Target,
     process: Option<&mut ServerProcess>,
     clients: &mut Vec<Box<dyn Client>>,
     header: &HistoryHeader,
-    s: &Scenario,
-) -> Option<(History, bool)> {
-    target.reset().ok()?;
+    groups: &[Group],
+) -> Result<(History, Rejudged), TargetError> {
+    target.reset()?;
     let clock = Clock::start();
     let mut h = History::new(header.clone());
     let mut lin = Linearizer::new(cfg.model(), &cfg.profile.skip_components, cfg.lin);
-    let mut groups: Vec<(u64, Vec<Vec<Step>>)> = Vec::new();
-    for step in &s.prefix {
-        match groups.last_mut() {
-            Some((now, q)) if *now == step.now => q[0].push(step.clone()),
-            _ => {
-                let mut q = vec![Vec::new(); clients.len()];
-                q[0].push(step.clone());
-                groups.push((step.now, q));
-            }
-        }
-    }
-    groups.push((s.now, s.queues.clone()));
-    let last = groups.len() - 1;
     let mut process = process;
-    for (i, (now, queues)) in groups.iter().enumerate() {
-        let epoch = match process.as_deref_mut().filter(|_| i == last && s.crash) {
+    for (i, g) in groups.iter().enumerate() {
+        let epoch = match process.as_deref_mut().filter(|_| g.crash) {
             // The crash comes after the operations: what they acknowledged
             // must survive it.
             Some(p) => {
@@ -97,18 +135,19 @@ pub fn run_scenario(
                     target,
                     p,
                     CRASH_AFTER,
-                    queues,
+                    &g.queues,
                     i,
-                    *now,
+                    g.now,
                     &mut h,
                     clock,
                     cfg,
                 )
-                .ok()?;
-                *clients = target.clients(clients.len()).ok()?;
+                .map_err(|(_, e)| e)?;
+                *clients = target.clients(clients.len())?;
                 e
             }
-            None => run_one(clients, target, queues, i, *now, h.len(), clock, cfg).ok()?,
+            None => run_one(clients, target, &g.queues, i, g.now, h.len(), clock, cfg)
+                .map_err(|(_, e)| e)?,
         };
         h.epochs.push(epoch);
     }
@@ -117,11 +156,40 @@ pub fn run_scenario(
     for (i, epoch) in h.epochs.iter().enumerate() {
         match lin.check_epoch(epoch) {
             Ok(()) => {}
-            Err(Verdict::NotLinearizable(_)) => return Some((h.clone(), i == last)),
-            Err(_) => return None,
+            Err(Verdict::NotLinearizable(f)) => {
+                return Ok((h.clone(), Rejudged::NotLinearizable(i, f)));
+            }
+            Err(Verdict::Undecided { epoch, why }) => {
+                return Ok((
+                    h.clone(),
+                    Rejudged::Undecided(format!("epoch {epoch}: {why}")),
+                ));
+            }
+            Err(Verdict::Linearizable) => unreachable!("an epoch error is never linearizable"),
         }
     }
-    Some((h, false))
+    Ok((h, Rejudged::Linearizable))
+}
+
+/// Re-run `s` once from a wiped target: its history, and whether its last
+/// epoch is one no order explains (an earlier failing epoch is another
+/// departure: not this one). `None`: the target failed, or the search gave
+/// up.
+pub fn run_scenario(
+    cfg: &StressConfig,
+    target: &mut dyn Target,
+    process: Option<&mut ServerProcess>,
+    clients: &mut Vec<Box<dyn Client>>,
+    header: &HistoryHeader,
+    s: &Scenario,
+) -> Option<(History, bool)> {
+    let groups = s.groups(clients.len());
+    let last = groups.len() - 1;
+    match run_groups(cfg, target, process, clients, header, &groups).ok()? {
+        (h, Rejudged::Linearizable) => Some((h, false)),
+        (h, Rejudged::NotLinearizable(i, _)) => Some((h, i == last)),
+        (_, Rejudged::Undecided(_)) => None,
+    }
 }
 
 /// Shrink the failure by re-running; the shrunk history's path when the
@@ -137,8 +205,14 @@ pub fn shrink(
 ) -> Option<PathBuf> {
     let mut clients = target.clients(cfg.clients).ok()?;
     let deadline = Instant::now() + cfg.shrink_time;
+    // Every re-run is bounded (each request by its timeout, a restart by
+    // the process's), and the attempts stop at the deadline: a shrink never
+    // outlasts its budget by more than one re-run, however slow the target.
     let mut reproduce = |s: &Scenario| -> Option<History> {
-        for _ in 0..cfg.attempts.max(1) {
+        for attempt in 0..cfg.attempts.max(1) {
+            if attempt > 0 && Instant::now() > deadline {
+                return None;
+            }
             match run_scenario(cfg, target, process.as_deref_mut(), &mut clients, header, s) {
                 Some((h, true)) => return Some(h),
                 Some((_, false)) => continue,

@@ -39,6 +39,7 @@
 
 mod claim;
 mod lease;
+pub(crate) mod rendezvous;
 mod schedule;
 mod settle;
 
@@ -49,8 +50,11 @@ use gen::Step;
 #[cfg(doc)]
 use crate::target::LocalServer;
 
-/// The default window between a racy handler's check and its write.
-pub const DEFAULT_WINDOW: Duration = Duration::from_millis(2);
+/// The default bound of a racy handler's window: it closes as soon as a
+/// rival was handled ([`rendezvous`]), and after this long when none comes.
+/// Generous, so a rival whose client a loaded machine schedules late still
+/// lands inside it.
+pub const DEFAULT_WINDOW: Duration = Duration::from_millis(25);
 
 /// The kind a race on the tick names (`debug.tick`).
 pub const TICK: &str = "debug.tick";
