@@ -32,9 +32,10 @@ impl Branch {
     }
 
     /// Whether a sequence of well-formed wire requests and ticks can take
-    /// this branch (see [`UNREACHABLE`]).
+    /// this branch or reach this marker (see [`UNREACHABLE`] and
+    /// [`crate::marker::UNREACHABLE`]).
     pub fn reachable(self) -> bool {
-        !UNREACHABLE.contains(&self)
+        !UNREACHABLE.contains(&self) && !crate::marker::UNREACHABLE.iter().any(|(m, _)| *m == self)
     }
 }
 

@@ -28,6 +28,7 @@ pub mod api;
 pub mod branch;
 pub mod calendar;
 pub mod machine;
+pub mod marker;
 pub mod names;
 pub mod state;
 pub mod types;

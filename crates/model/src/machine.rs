@@ -8,6 +8,7 @@ use crate::actions;
 use crate::api::{Request, Response};
 use crate::branch::Branch;
 use crate::calendar::{Calendar, RustServerCalendar};
+use crate::marker;
 use crate::state::{ServerConfig, State, LEASE, RETRY};
 use crate::types::Time;
 
@@ -42,14 +43,7 @@ impl Timer {
 
     /// Whether it is armed in `m` with a deadline ≤ `now`.
     pub fn is_due(&self, m: &Machine, now: Time) -> bool {
-        let s = &m.state;
-        let at = match self {
-            Timer::Promise(id) => s.promise_timeouts().get(id),
-            Timer::TaskRetry(id) => s.task_timeouts(RETRY).get(id),
-            Timer::TaskLease(id) => s.task_timeouts(LEASE).get(id),
-            Timer::Schedule(id) => s.schedule_timeouts().get(id),
-        };
-        at.is_some_and(|at| at <= now)
+        m.deadline(self).is_some_and(|at| at <= now)
     }
 
     /// The id of the object the timer belongs to.
@@ -73,6 +67,9 @@ pub struct Machine {
     /// Branches taken since last drained; a field (not a method) so that
     /// handlers can record while they hold a borrow of `state`.
     pub(crate) hits: Vec<Branch>,
+    /// Markers (`crate::marker`) reached since last drained, apart from the
+    /// branches so a handler's branch sequence stays the Lean's.
+    pub(crate) marks: Vec<Branch>,
 }
 
 impl Default for Machine {
@@ -93,6 +90,7 @@ impl Machine {
             state: State::new(config),
             calendar,
             hits: Vec::new(),
+            marks: Vec::new(),
         }
     }
 
@@ -161,6 +159,11 @@ impl Machine {
     /// timer is armed or due: the transitions guard themselves, as in the Lean.
     pub fn fire(&mut self, timer: &Timer, now: Time) {
         use actions::timeouts;
+        // The environment's `deadline ≤ now`: at_now or one_past where the
+        // timer fires (one_ahead is the tick's to see, as what it leaves).
+        if let Some(at) = self.deadline(timer).filter(|at| *at <= now) {
+            marker::TIMER_GROUPS[timer.group()].record(&mut self.marks, at, now);
+        }
         match timer {
             Timer::Promise(id) => timeouts::on_promise_timeout(self, id, now),
             Timer::TaskRetry(id) => timeouts::on_task_retry_timeout(self, id, now),
@@ -213,12 +216,48 @@ impl Machine {
     ) -> Vec<Timer> {
         let mut fired = Vec::new();
         for group in 0..GROUPS {
-            for timer in self.due_in_group(group, now) {
+            let due = self.due_in_group(group, now);
+            self.mark_tick_group(group, &due, now);
+            for timer in due {
                 fire(self, &timer);
                 fired.push(timer);
             }
         }
         fired
+    }
+
+    /// The armed deadline of `timer`, if it is armed.
+    pub fn deadline(&self, timer: &Timer) -> Option<Time> {
+        let s = &self.state;
+        match timer {
+            Timer::Promise(id) => s.promise_timeouts().get(id),
+            Timer::TaskRetry(id) => s.task_timeouts(RETRY).get(id),
+            Timer::TaskLease(id) => s.task_timeouts(LEASE).get(id),
+            Timer::Schedule(id) => s.schedule_timeouts().get(id),
+        }
+    }
+
+    /// A tick's markers of one group, read when its turn comes: a timer
+    /// the tick leaves because it comes due one millisecond later
+    /// (`…/deadline/one_ahead`, one lookup of the ordered index), and for
+    /// the promise timeouts the shape of those whose promise has a task.
+    fn mark_tick_group(&mut self, group: usize, due: &[Timer], now: Time) {
+        let s = &self.state;
+        let table = match group {
+            0 => s.promise_timeouts(),
+            1 => s.task_timeouts(RETRY),
+            2 => s.task_timeouts(LEASE),
+            _ => s.schedule_timeouts(),
+        };
+        if let Some(next) = now.checked_add(1) {
+            if table.within(next, next).next().is_some() {
+                self.marks.push(marker::TIMER_GROUPS[group].one_ahead);
+            }
+        }
+        if group == 0 {
+            let with_task = due.iter().filter(|t| s.get_task(t.id()).is_some()).count();
+            marker::TICK_PROMISE_TIMEOUTS.record(&mut self.marks, due.len(), with_task);
+        }
     }
 
     /// Run `f` on this machine, then undo all it did (its effects, through
@@ -227,7 +266,7 @@ impl Machine {
     /// transition, not a copy of the state. Nests inside a journal already
     /// open (a checker's attempt), which it leaves open.
     pub fn trial<R>(&mut self, f: impl FnOnce(&mut Machine) -> R) -> R {
-        let hits = self.hits.len();
+        let (hits, marks) = (self.hits.len(), self.marks.len());
         let open = self.state.journaling();
         let mark = self.state.checkpoint();
         let r = f(self);
@@ -236,6 +275,7 @@ impl Machine {
             self.state.commit();
         }
         self.hits.truncate(hits);
+        self.marks.truncate(marks);
         r
     }
 
@@ -244,9 +284,15 @@ impl Machine {
         std::mem::take(&mut self.hits)
     }
 
-    /// Forget recorded branches without allocating.
+    /// The markers (`crate::marker`) reached since the last call, in order.
+    pub fn take_marks(&mut self) -> Vec<Branch> {
+        std::mem::take(&mut self.marks)
+    }
+
+    /// Forget recorded branches and markers without allocating.
     pub fn clear_hits(&mut self) {
         self.hits.clear();
+        self.marks.clear();
     }
 
     /// The retry timeout of the config.
@@ -275,14 +321,14 @@ mod tests {
     fn a_trial_leaves_nothing_behind() {
         let mut m = Machine::default();
         m.apply(&create("a"), 1);
-        let (state, hits) = (m.state.clone(), m.hits.clone());
+        let (state, hits, marks) = (m.state.clone(), m.hits.clone(), m.marks.clone());
         let seen = m.trial(|m| {
             m.apply(&create("b"), 2);
             m.tick(200);
             m.state.get_promise("b").is_some()
         });
         assert!(seen, "the trial saw its own effects");
-        assert_eq!((&m.state, &m.hits), (&state, &hits));
+        assert_eq!((&m.state, &m.hits, &m.marks), (&state, &hits, &marks));
         assert!(!m.state.journaling(), "no journal left open");
 
         let mark = m.state.checkpoint();

@@ -6,6 +6,7 @@
 
 use crate::branch::Branch;
 use crate::machine::Machine;
+use crate::marker::Boundary;
 use crate::state::{PromiseObject, TaskObject};
 use crate::types::{PromiseState, TaskState, Time};
 
@@ -18,6 +19,8 @@ pub(crate) struct Failures {
     pub promise_not_live_409: Branch,
     pub promise_not_live_409_why: NotLive,
     pub version_mismatch_409: Branch,
+    /// The boundary markers of the promise's `timeoutAt ≤ now`.
+    pub deadline: Boundary,
 }
 
 /// The reason markers of a branch taken because a promise is not live
@@ -58,6 +61,9 @@ pub(crate) fn check(
         m.hits.push(f.promise_not_found_409);
         return Err(409);
     };
+    if t.state == required && p.state == PromiseState::Pending {
+        f.deadline.record(&mut m.marks, p.timeout_at, now);
+    }
     let failure = if t.state != required {
         Some(f.wrong_state_409)
     } else if !p.is_live(now) {

@@ -10,6 +10,7 @@
 use crate::api::{PromiseCreateReq, PromiseRes};
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::state::{timeout_state, Message, PromiseObject, TaskObject, DELAY, RETRY, TARGET};
 use crate::types::{PromiseState, TaskState, Time, Value};
 
@@ -17,6 +18,9 @@ use crate::types::{PromiseState, TaskState, Time, Value};
 pub fn promise_create(m: &mut Machine, req: &PromiseCreateReq, now: Time) -> PromiseRes {
     let retry_timeout = m.retry_timeout();
     if let Some(p) = m.state.get_promise(&req.id) {
+        if p.state == PromiseState::Pending {
+            marker::PROMISE_CREATE_EXISTING.record(&mut m.marks, p.timeout_at, now);
+        }
         let (branch, record) = if p.state == PromiseState::Pending && p.timeout_at <= now {
             (
                 PROMISE_CREATE_EXISTS_PENDING_EXPIRED_PROJECTED_200,
@@ -31,6 +35,7 @@ pub fn promise_create(m: &mut Machine, req: &PromiseCreateReq, now: Time) -> Pro
             promise: Some(record),
         };
     }
+    marker::PROMISE_CREATE.record(&mut m.marks, req.timeout_at, now);
     if req.timeout_at > now {
         m.hits.push(PROMISE_CREATE_NEW_PENDING_200);
         let p = PromiseObject {
@@ -74,6 +79,7 @@ pub fn promise_create(m: &mut Machine, req: &PromiseCreateReq, now: Time) -> Pro
             }
             Some(delay_str) => {
                 let delay = to_nat(delay_str);
+                marker::PROMISE_CREATE_DELAY.record(&mut m.marks, delay, now);
                 if delay > now {
                     m.hits.push(PROMISE_CREATE_NEW_TARGET_DELAYED_200);
                     m.state.set_task_timeout(&req.id, RETRY, delay);

@@ -4,6 +4,7 @@
 use crate::api::{PromiseGetReq, PromiseRes};
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::types::{PromiseState, Time};
 
 /// `promiseGet`.
@@ -16,6 +17,7 @@ pub fn promise_get(m: &mut Machine, req: &PromiseGetReq, now: Time) -> PromiseRe
         };
     };
     let (branch, record) = if p.state == PromiseState::Pending {
+        marker::PROMISE_GET.record(&mut m.marks, p.timeout_at, now);
         if p.timeout_at <= now {
             (
                 PROMISE_GET_PENDING_EXPIRED_PROJECTED_200,

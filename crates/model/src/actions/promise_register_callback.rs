@@ -7,6 +7,7 @@ use crate::actions::guard::NotLive;
 use crate::api::{PromiseRegisterCallbackReq, PromiseRes};
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::state::TARGET;
 use crate::types::{PromiseState, Time};
 
@@ -50,6 +51,7 @@ pub fn promise_register_callback(
             promise: Some(record),
         };
     }
+    marker::CALLBACK_AWAITED.record(&mut m.marks, awaited.timeout_at, now);
     if awaited.timeout_at <= now {
         m.hits
             .push(PROMISE_REGISTER_CALLBACK_AWAITED_EXPIRED_PROJECTED_200);
@@ -62,6 +64,9 @@ pub fn promise_register_callback(
     // The response carries the awaited promise as read, before the callback
     // is added (`pAwaited.toRecord`; callbacks are not on the wire anyway).
     let record = awaited.to_record();
+    if awaiter.state == PromiseState::Pending {
+        marker::CALLBACK_AWAITER.record(&mut m.marks, awaiter.timeout_at, now);
+    }
     if awaiter.is_live(now) {
         m.hits.push(PROMISE_REGISTER_CALLBACK_REGISTERED_200);
         let mut awaited = awaited.clone();

@@ -5,6 +5,7 @@
 use crate::api::{PromiseRegisterListenerReq, PromiseRes};
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::types::{PromiseState, Time};
 
 /// `promiseRegisterListener`.
@@ -28,6 +29,7 @@ pub fn promise_register_listener(
             promise: Some(record),
         };
     }
+    marker::LISTENER.record(&mut m.marks, p.timeout_at, now);
     if p.timeout_at <= now {
         m.hits.push(PROMISE_REGISTER_LISTENER_EXPIRED_PROJECTED_200);
         let record = p.projected_record();

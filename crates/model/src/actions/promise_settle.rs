@@ -6,6 +6,7 @@ use crate::actions::settle::settle;
 use crate::api::{PromiseRes, PromiseSettleReq};
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::state::PromiseObject;
 use crate::types::{PromiseState, Time};
 
@@ -26,6 +27,7 @@ pub fn promise_settle(m: &mut Machine, req: &PromiseSettleReq, now: Time) -> Pro
             promise: Some(record),
         };
     }
+    marker::PROMISE_SETTLE.record(&mut m.marks, p.timeout_at, now);
     if p.timeout_at <= now {
         m.hits.push(PROMISE_SETTLE_PENDING_EXPIRED_PROJECTED_200);
         let record = p.projected_record();
@@ -41,7 +43,7 @@ pub fn promise_settle(m: &mut Machine, req: &PromiseSettleReq, now: Time) -> Pro
         ..p.clone()
     };
     m.hits.push(PROMISE_SETTLE_SETTLED_200);
-    let (record, had_task) = settle(m, p, now);
+    let (record, had_task) = settle(m, p, now, &marker::SETTLE);
     m.hits.push(if had_task {
         PROMISE_SETTLE_SETTLED_WITH_TASK
     } else {

@@ -6,13 +6,19 @@
 
 use crate::actions::resume::enqueue_resume;
 use crate::machine::Machine;
+use crate::marker::Settlement;
 use crate::state::{Message, PromiseObject, TaskObject};
 use crate::types::{PromiseRecord, TaskState, Time};
 
 /// Write `p` (already carrying its settled state, value and `settledAt`,
 /// and still its callbacks and listeners) and run the cascade. Returns the
 /// settled record and whether the promise had a task (which is now fulfilled).
-pub(crate) fn settle(m: &mut Machine, mut p: PromiseObject, now: Time) -> (PromiseRecord, bool) {
+pub(crate) fn settle(
+    m: &mut Machine,
+    mut p: PromiseObject,
+    now: Time,
+    site: &Settlement,
+) -> (PromiseRecord, bool) {
     let listeners = std::mem::take(&mut p.listeners);
     let callbacks = std::mem::take(&mut p.callbacks);
     let record = p.to_record();
@@ -29,9 +35,17 @@ pub(crate) fn settle(m: &mut Machine, mut p: PromiseObject, now: Time) -> (Promi
             },
         );
     }
+    // The loop shapes, read as the loops run: each awaiter's task state is
+    // read before its resume changes it, which the cascade reads anyway.
+    site.listeners.record(&mut m.marks, listeners.len());
+    let mut resumed = 0;
     for awaiter in &callbacks {
+        if m.state.get_task(awaiter).map(|t| t.state) == Some(TaskState::Suspended) {
+            resumed += 1;
+        }
         enqueue_resume(m, &id, awaiter, now);
     }
+    site.awaiters.record(&mut m.marks, callbacks.len(), resumed);
     (record, had_task)
 }
 

@@ -10,6 +10,7 @@
 use crate::api::{TaskClaimRes, TaskCreateReq};
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::state::{timeout_state, PromiseObject, TaskObject, LEASE, TARGET};
 use crate::types::{PromiseState, TaskState, Time, Value};
 
@@ -80,6 +81,7 @@ pub fn task_create(m: &mut Machine, req: &TaskCreateReq, now: Time) -> TaskClaim
 
 fn create_new(m: &mut Machine, req: &TaskCreateReq, now: Time) -> TaskClaimRes {
     let a = &req.action;
+    marker::TASK_CREATE.record(&mut m.marks, a.timeout_at, now);
     let live = a.timeout_at > now;
     let p = PromiseObject {
         id: a.id.clone(),

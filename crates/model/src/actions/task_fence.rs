@@ -8,6 +8,7 @@ use crate::actions::{promise_create::promise_create, promise_settle::promise_set
 use crate::api::{TaskFenceAction, TaskFenceInnerRes, TaskFenceReq, TaskFenceRes};
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::types::{TaskState, Time};
 
 const FAILURES: Failures = Failures {
@@ -20,6 +21,7 @@ const FAILURES: Failures = Failures {
         expired: TASK_FENCE_PROMISE_NOT_LIVE_409_EXPIRED,
     },
     version_mismatch_409: TASK_FENCE_VERSION_MISMATCH_409,
+    deadline: marker::TASK_FENCE,
 };
 
 /// `taskFence`.

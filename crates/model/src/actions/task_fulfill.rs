@@ -8,6 +8,7 @@ use crate::actions::settle::settle;
 use crate::api::{TaskFulfillReq, TaskFulfillRes};
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::state::PromiseObject;
 use crate::types::{TaskState, Time};
 
@@ -21,6 +22,7 @@ const FAILURES: Failures = Failures {
         expired: TASK_FULFILL_PROMISE_NOT_LIVE_409_EXPIRED,
     },
     version_mismatch_409: TASK_FULFILL_VERSION_MISMATCH_409,
+    deadline: marker::TASK_FULFILL,
 };
 
 /// `taskFulfill`.
@@ -41,7 +43,7 @@ pub fn task_fulfill(m: &mut Machine, req: &TaskFulfillReq, now: Time) -> TaskFul
         settled_at: Some(now),
         ..p
     };
-    let (record, _) = settle(m, p, now);
+    let (record, _) = settle(m, p, now, &marker::FULFILL);
     TaskFulfillRes {
         status: 200,
         promise: Some(record),

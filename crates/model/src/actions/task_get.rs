@@ -6,7 +6,8 @@ use crate::actions::guard::NotLive;
 use crate::api::{TaskGetReq, TaskGetRes};
 use crate::branch::*;
 use crate::machine::Machine;
-use crate::types::{TaskState, Time};
+use crate::marker;
+use crate::types::{PromiseState, TaskState, Time};
 
 const NOT_LIVE: NotLive = NotLive {
     settled: TASK_GET_PROJECTED_FULFILLED_200_SETTLED,
@@ -30,6 +31,9 @@ pub fn task_get(m: &mut Machine, req: &TaskGetReq, now: Time) -> TaskGetRes {
         };
     };
     let mut record = t.to_record();
+    if p.state == PromiseState::Pending {
+        marker::TASK_GET.record(&mut m.marks, p.timeout_at, now);
+    }
     if p.is_live(now) {
         m.hits.push(TASK_GET_LIVE_200);
     } else {

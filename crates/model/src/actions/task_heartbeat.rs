@@ -7,8 +7,9 @@ use crate::actions::guard::NotLive;
 use crate::api::TaskHeartbeatReq;
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::state::LEASE;
-use crate::types::{TaskState, Time};
+use crate::types::{PromiseState, TaskState, Time};
 
 const NOT_LIVE: NotLive = NotLive {
     settled: TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED_SETTLED,
@@ -17,6 +18,7 @@ const NOT_LIVE: NotLive = NotLive {
 
 /// `taskHeartbeat`.
 pub fn task_heartbeat(m: &mut Machine, req: &TaskHeartbeatReq, now: Time) -> u16 {
+    let mut refreshed = 0;
     for r in &req.tasks {
         let Some(t) = m.state.get_task(&r.id) else {
             m.hits.push(TASK_HEARTBEAT_REF_TASK_NOT_FOUND_SKIPPED);
@@ -42,19 +44,25 @@ pub fn task_heartbeat(m: &mut Machine, req: &TaskHeartbeatReq, now: Time) -> u16
         let id = t.id.clone();
         let branch = match m.state.get_promise(&id) {
             None => TASK_HEARTBEAT_REF_PROMISE_NOT_FOUND_SKIPPED,
-            Some(p) if !p.is_live(now) => {
-                m.hits.push(TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED);
-                NOT_LIVE.of(p)
-            }
-            Some(_) => {
+            Some(p) if p.state == PromiseState::Pending && p.timeout_at > now => {
+                marker::TASK_HEARTBEAT.record(&mut m.marks, p.timeout_at, now);
+                refreshed += 1;
                 m.state.del_task_timeout(&id);
                 m.state
                     .set_task_timeout(&id, LEASE, now.saturating_add(ttl));
                 TASK_HEARTBEAT_REF_REFRESHED
             }
+            Some(p) => {
+                if p.state == PromiseState::Pending {
+                    marker::TASK_HEARTBEAT.record(&mut m.marks, p.timeout_at, now);
+                }
+                m.hits.push(TASK_HEARTBEAT_REF_PROMISE_NOT_LIVE_SKIPPED);
+                NOT_LIVE.of(p)
+            }
         };
         m.hits.push(branch);
     }
+    marker::HEARTBEAT_REFS.record(&mut m.marks, req.tasks.len(), refreshed);
     m.hits.push(TASK_HEARTBEAT_OK_200);
     200
 }

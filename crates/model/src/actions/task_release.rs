@@ -6,6 +6,7 @@ use crate::actions::guard::{check, Failures, NotLive};
 use crate::api::TaskReleaseReq;
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::state::{Message, TaskObject, RETRY};
 use crate::types::{TaskState, Time};
 
@@ -19,6 +20,7 @@ const FAILURES: Failures = Failures {
         expired: TASK_RELEASE_PROMISE_NOT_LIVE_409_EXPIRED,
     },
     version_mismatch_409: TASK_RELEASE_VERSION_MISMATCH_409,
+    deadline: marker::TASK_RELEASE,
 };
 
 /// `taskRelease`.

@@ -12,6 +12,7 @@ use crate::actions::guard::{check, Failures, NotLive};
 use crate::api::{TaskSuspendReq, TaskSuspendRes};
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::state::TaskObject;
 use crate::types::{PromiseState, TaskState, Time};
 
@@ -25,6 +26,7 @@ const FAILURES: Failures = Failures {
         expired: TASK_SUSPEND_PROMISE_NOT_LIVE_409_EXPIRED,
     },
     version_mismatch_409: TASK_SUSPEND_VERSION_MISMATCH_409,
+    deadline: marker::TASK_SUSPEND,
 };
 
 fn res(status: u16) -> TaskSuspendRes {
@@ -42,17 +44,27 @@ pub fn task_suspend(m: &mut Machine, req: &TaskSuspendReq, now: Time) -> TaskSus
     };
     // Whether some awaited promise is settled, and whether some is pending
     // past its deadline: either makes the 300, each has its marker.
-    let (mut settled, mut expired) = (false, false);
+    let (mut settled, mut expired, mut not_live) = (false, false, 0);
     for action in &req.actions {
         match m.state.get_promise(&action.awaited) {
             None => {
                 m.hits.push(TASK_SUSPEND_AWAITED_NOT_FOUND_422);
                 return res(422);
             }
-            Some(pa) if pa.state != PromiseState::Pending => settled = true,
-            Some(pa) => expired |= pa.timeout_at <= now,
+            Some(pa) if pa.state != PromiseState::Pending => {
+                settled = true;
+                not_live += 1;
+            }
+            Some(pa) => {
+                marker::TASK_SUSPEND_AWAITED.record(&mut m.marks, pa.timeout_at, now);
+                if pa.timeout_at <= now {
+                    expired = true;
+                    not_live += 1;
+                }
+            }
         }
     }
+    marker::SUSPEND_ACTIONS.record(&mut m.marks, req.actions.len(), not_live);
     if settled || expired {
         m.hits.push(TASK_SUSPEND_ALREADY_SETTLED_300);
         if settled {

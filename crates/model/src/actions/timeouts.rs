@@ -21,6 +21,7 @@ use crate::actions::settle::settle;
 use crate::api::PromiseCreateReq;
 use crate::branch::*;
 use crate::machine::Machine;
+use crate::marker;
 use crate::state::{Message, PromiseObject, TaskObject, RETRY};
 use crate::types::{PromiseState, Schedule, TaskState, Time};
 
@@ -44,7 +45,7 @@ pub fn on_promise_timeout(m: &mut Machine, id: &str, now: Time) {
         settled_at: Some(p.timeout_at),
         ..p.clone()
     };
-    let (_, had_task) = settle(m, p, now);
+    let (_, had_task) = settle(m, p, now, &marker::TIMEOUT);
     m.hits.push(if had_task {
         PROMISE_TIMEOUT_WITH_TASK
     } else {
@@ -127,7 +128,9 @@ fn redispatch(m: &mut Machine, id: &str, version: u64, no_promise: Branch, sent:
 
 /// `catchUp now s`.
 pub fn catch_up(m: &mut Machine, now: Time, mut s: Schedule) -> Schedule {
+    let mut occurrences = 0;
     while s.next_run_at <= now {
+        occurrences += 1;
         m.hits.push(CATCH_UP_OCCURRENCE);
         let cron_time = s.next_run_at;
         let promise_id = m.calendar().expand(&s.promise_id, &s.id, cron_time);
@@ -143,6 +146,7 @@ pub fn catch_up(m: &mut Machine, now: Time, mut s: Schedule) -> Schedule {
         s.next_run_at = next.max(cron_time.saturating_add(1));
     }
     m.hits.push(CATCH_UP_CURRENT);
+    marker::CATCH_UP.record(&mut m.marks, occurrences);
     s
 }
 
