@@ -281,6 +281,20 @@ mod tests {
     }
 
     #[test]
+    fn a_run_under_omitted_kinds_counts_coverage_without_them() {
+        let py = Profile::load("py").unwrap();
+        let spec = crate::check::Checker::new(Profile::default()).coverage;
+        let c = crate::check::Checker::new(py.clone()).coverage;
+        let omitted = c.omitted();
+        assert!(!omitted.is_empty());
+        assert!(omitted.iter().all(|b| py
+            .omit_kinds
+            .iter()
+            .any(|k| b.name().starts_with(&format!("{k}/")))));
+        assert_eq!(c.reachable_total + omitted.len(), spec.reachable_total);
+    }
+
+    #[test]
     fn a_dialect_is_a_name_an_object_or_a_file_beside_the_profile() {
         let dir =
             std::env::temp_dir().join(format!("conform-profile-dialect-{}", std::process::id()));
