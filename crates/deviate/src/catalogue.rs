@@ -8,11 +8,14 @@ use crate::Deviation;
 static FAMILIES: &[&[Deviation]] = &[
     families::promise::ALL,
     families::task_claim::ALL,
+    families::task_version::ALL,
     families::task_lease::ALL,
     families::task_suspend::ALL,
+    families::suspend_redirect::ALL,
     families::task_halt::ALL,
     families::timeouts::ALL,
     families::schedule::ALL,
+    families::schedule_stub::ALL,
 ];
 
 /// Every deviation, in catalogue order.

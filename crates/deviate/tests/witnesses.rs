@@ -100,11 +100,14 @@ fn catalogue_table() {
     let families = [
         ("promise", promise::ALL),
         ("task_claim", task_claim::ALL),
+        ("task_version", task_version::ALL),
         ("task_lease", task_lease::ALL),
         ("task_suspend", task_suspend::ALL),
+        ("suspend_redirect", suspend_redirect::ALL),
         ("task_halt", task_halt::ALL),
         ("timeouts", timeouts::ALL),
         ("schedule", schedule::ALL),
+        ("schedule_stub", schedule_stub::ALL),
     ];
     assert_eq!(
         families.iter().map(|(_, f)| f.len()).sum::<usize>(),

@@ -118,10 +118,13 @@ pub struct Summary {
     pub seconds: f64,
     /// Reachable branches taken / reachable branches.
     pub coverage_hit: usize,
-    /// Reachable branches in the model.
+    /// Reachable branches in the model, those of the omitted kinds aside.
     pub coverage_total: usize,
-    /// Reachable branches never taken.
+    /// Reachable branches never taken (of the kinds generated).
     pub coverage_missed: Vec<String>,
+    /// Reachable branches of the omitted kinds: not in the total, never
+    /// checked.
+    pub coverage_omitted: Vec<String>,
     /// Steps explained by latitude.
     pub latitude: u64,
     /// Snapshot components the target lacks (not compared).
@@ -244,6 +247,9 @@ impl Summary {
             coverage_hit: checker.coverage.reachable_hit(),
             coverage_total: checker.coverage.reachable_total,
             coverage_missed: missed.iter().map(|b| b.name().to_string()).collect(),
+            coverage_omitted: (checker.coverage.omitted().iter())
+                .map(|b| b.name().to_string())
+                .collect(),
             latitude: case_reports.iter().map(|r| r.latitude).sum(),
             skipped_components: checker.skipped.iter().cloned().collect(),
             divergences: case_reports
@@ -345,6 +351,11 @@ impl Summary {
                 out,
                 "  left out (the profile says the target does not implement them): {}",
                 self.omitted_kinds.join(", ")
+            );
+            let _ = writeln!(
+                out,
+                "  not in the coverage total, never checked: {} branches of those kinds",
+                self.coverage_omitted.len()
             );
         }
         if !self.validation.is_empty() {

@@ -6,10 +6,13 @@
 
 pub mod promise;
 pub mod schedule;
+pub mod schedule_stub;
+pub mod suspend_redirect;
 pub mod task_claim;
 pub mod task_halt;
 pub mod task_lease;
 pub mod task_suspend;
+pub mod task_version;
 pub mod timeouts;
 
 pub(crate) mod effects;

@@ -146,9 +146,9 @@ impl Checker {
         };
         Checker {
             model: Deviant::new(config, deviations),
+            coverage: Coverage::without_kinds(&profile.omit_kinds),
             profile,
             skipped: BTreeSet::new(),
-            coverage: Coverage::new(),
         }
     }
 

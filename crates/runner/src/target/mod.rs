@@ -12,7 +12,7 @@
 //! checker judge it.
 
 mod conn;
-mod dialect;
+pub mod dialect;
 mod envelope;
 mod error;
 mod http;
@@ -26,7 +26,7 @@ use gen::Step;
 use crate::snapshot::Snap;
 
 pub use self::url::{check as check_url, is_loopback_url, UrlError};
-pub use dialect::Dialect;
+pub use dialect::{Base, Dialect, DialectSpec, Rule};
 pub use envelope::{AnswerHead, EnvelopeDeparture, EnvelopeField, HeadFields};
 pub use error::TargetError;
 pub use http::{envelope_status, HttpTarget};
