@@ -54,6 +54,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
         Command::Stress(a) => super::stress::stress_cmd(a),
         Command::CheckHistory(a) => super::stress::check_history_cmd(a),
         Command::Races(a) => super::stress::races_cmd(a),
+        Command::Triage(a) => super::triage::triage_cmd(a),
     }
 }
 

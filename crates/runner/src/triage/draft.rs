@@ -1,0 +1,212 @@
+//! The draft profile and the dialect rules, proposed from the rollup:
+//! what the spec leaves open (the retry timeout, kinds the target does not
+//! implement) and how the target spells what the spec defines.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::campaign::Campaign;
+use super::findings::{Finding, Place};
+use super::rollup::{lean_file, Row};
+use crate::profile::Profile;
+
+/// One spelling rule, in the triage's terms (written out in the dialect
+/// format by [`super::write`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rule {
+    /// Answers of `kind` with status `from` mean `to`.
+    Status {
+        /// Request kind.
+        kind: String,
+        /// The target's status.
+        from: u64,
+        /// The spec's.
+        to: u64,
+    },
+    /// `null` (or absent) is the empty value at `path`.
+    NullIsEmpty {
+        /// Where.
+        at: Place,
+        /// Dotted path.
+        path: String,
+        /// The empty value the spec writes (JSON).
+        empty: String,
+    },
+    /// A field the spec has no name for here: dropped.
+    Drop {
+        /// Where.
+        at: Place,
+        /// Dotted path.
+        path: String,
+    },
+    /// A field the target never writes here, always the same in the spec.
+    Add {
+        /// Where.
+        at: Place,
+        /// Dotted path.
+        path: String,
+        /// Its value (JSON).
+        value: String,
+    },
+}
+
+/// What the triage proposes for the profile and the dialect.
+#[derive(Clone, Debug, Default)]
+pub struct Draft {
+    /// The retry timeout, when the campaign showed another one.
+    pub retry_timeout: Option<u64>,
+    /// Kinds to leave out, each with its reason.
+    pub omit: BTreeMap<String, String>,
+    /// Spelling rules.
+    pub rules: Vec<Rule>,
+}
+
+impl Draft {
+    /// Whether it proposes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.retry_timeout.is_none() && self.omit.is_empty() && self.rules.is_empty()
+    }
+
+    /// `base` with the draft's settings (the rules are the dialect's).
+    pub fn profile(&self, base: &Profile, name: &str) -> Profile {
+        let mut p = base.clone();
+        p.name = name.to_string();
+        if let Some(ms) = self.retry_timeout {
+            p.retry_timeout = ms;
+            p.reasons.insert(
+                "retryTimeout".into(),
+                format!("triage: every pending retry the target armed was {ms} ms after its step (spec/01-objects/state.lean:92-94 leaves ServerConfig.retryTimeout to the server)"),
+            );
+        }
+        for (k, why) in &self.omit {
+            if !p.omit_kinds.contains(k) {
+                p.omit_kinds.push(k.clone());
+            }
+            p.reasons
+                .insert(format!("omitKinds.{k}"), format!("triage: {why}"));
+        }
+        p
+    }
+
+    /// Fold another round's draft into this one.
+    pub fn merge(&mut self, other: Draft) {
+        if other.retry_timeout.is_some() {
+            self.retry_timeout = other.retry_timeout;
+        }
+        self.omit.extend(other.omit);
+        for r in other.rules {
+            if !self.rules.contains(&r) {
+                self.rules.push(r);
+            }
+        }
+        self.rules.sort();
+    }
+}
+
+/// Propose from a campaign's rollup, under `profile` (the one it ran with).
+pub fn propose(rows: &[Row], c: &Campaign, profile: &Profile) -> Draft {
+    let mut d = Draft::default();
+    let offsets: BTreeSet<i64> = rows
+        .iter()
+        .filter_map(|r| match r.finding {
+            Finding::RetryOffset { delta } => Some(delta),
+            _ => None,
+        })
+        .collect();
+    if let [delta] = offsets.iter().copied().collect::<Vec<_>>().as_slice() {
+        let ms = profile.retry_timeout as i64 + delta;
+        if ms > 0 {
+            d.retry_timeout = Some(ms as u64);
+        }
+    }
+    // A status remap is spelling only if that status of that kind always
+    // stands for the same one of the spec's.
+    let mut remaps: BTreeMap<(String, u64), BTreeSet<u64>> = BTreeMap::new();
+    for r in rows {
+        match &r.finding {
+            Finding::Refused {
+                kind,
+                model,
+                target,
+            } => {
+                if let Some(why) = refused(c, kind, *model, *target) {
+                    d.omit.insert(kind.clone(), why);
+                }
+            }
+            Finding::StatusRemap {
+                kind,
+                model,
+                target,
+            } => {
+                remaps
+                    .entry((kind.clone(), *target))
+                    .or_default()
+                    .insert(*model);
+            }
+            Finding::NullForEmpty { at, path, empty } => d.rules.push(Rule::NullIsEmpty {
+                at: at.clone(),
+                path: path.clone(),
+                empty: empty.clone(),
+            }),
+            Finding::FieldExtra { at, path } => d.rules.push(Rule::Drop {
+                at: at.clone(),
+                path: path.clone(),
+            }),
+            Finding::FieldMissing { at, path, model } => {
+                let same = rows.iter().all(|o| match &o.finding {
+                    Finding::FieldMissing {
+                        at: a,
+                        path: p,
+                        model: m,
+                    } => a != at || p != path || m == model,
+                    _ => true,
+                });
+                let never = match at {
+                    Place::Response(kind) => {
+                        !c.paths.get(kind).is_some_and(|seen| seen.contains(path))
+                    }
+                    Place::State(_) => true,
+                };
+                if same && never {
+                    d.rules.push(Rule::Add {
+                        at: at.clone(),
+                        path: path.clone(),
+                        value: model.clone(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    for ((kind, from), to) in remaps {
+        if let [to] = to.into_iter().collect::<Vec<_>>().as_slice() {
+            d.rules.push(Rule::Status {
+                kind,
+                from,
+                to: *to,
+            });
+        }
+    }
+    d.rules.sort();
+    d.rules.dedup();
+    d
+}
+
+/// Why `kind` is to be left out, if it is: the spec leaves it unspecified
+/// (501) and the target answers something, or the target answered every
+/// request of that kind with the same refusal.
+fn refused(c: &Campaign, kind: &str, model: u64, target: u64) -> Option<String> {
+    let lean = lean_file(kind);
+    if model == 501 {
+        return Some(format!(
+            "the spec answers every {kind} 501 ({lean}:6) where the target answers {target}: what it does the spec cannot judge"
+        ));
+    }
+    let seen = c.statuses.get(kind)?;
+    let only = seen.len() == 1 && seen.contains_key(&(target as u16));
+    only.then(|| {
+        format!(
+            "the target answered all {} {kind} requests {target} ({lean}): not implemented",
+            seen.values().sum::<u64>()
+        )
+    })
+}
