@@ -77,7 +77,7 @@ fn bare(url: &str, traces: &[Vec<Step>], snap: bool) -> Duration {
 fn harness(url: &str, traces: &[Vec<Step>], check_state: bool, setup: &Setup) -> Duration {
     let mut target = HttpTarget::new(url, Duration::from_secs(5))
         .unwrap()
-        .with_dialect(setup.profile.dialect);
+        .with_dialect(setup.profile.dialect.clone());
     let mut checker = Checker::with_deviations(setup.profile.clone(), setup.deviations.clone());
     let started = Instant::now();
     for t in traces {

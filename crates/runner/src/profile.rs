@@ -49,7 +49,7 @@ impl Default for Profile {
         Profile {
             name: "spec".to_string(),
             retry_timeout: model::state::DEFAULT_RETRY_TIMEOUT,
-            dialect: Dialect::Resonate,
+            dialect: Dialect::default(),
             omit_kinds: Vec::new(),
             skip_components: Vec::new(),
             durable: true,
@@ -70,8 +70,16 @@ impl Profile {
     /// A built-in profile by name, or a profile file by path; the error
     /// names the file (or the known names) and the JSON position.
     pub fn load(name_or_path: &str) -> Result<Profile, String> {
-        let (origin, mut p): (String, Profile) =
+        let (origin, mut v): (String, serde_json::Value) =
             crate::builtin::load(name_or_path, BUILT_IN, "profile")?;
+        let builtin = BUILT_IN.iter().any(|(n, _)| *n == name_or_path);
+        let mut p: Profile =
+            if dialect_file(&mut v, name_or_path, builtin).map_err(|e| format!("{origin}: {e}"))? {
+                serde_json::from_value(v).map_err(|e| format!("{origin}: {e}"))?
+            } else {
+                // Read again as text, for errors with their JSON position.
+                crate::builtin::load(name_or_path, BUILT_IN, "profile")?.1
+            };
         p.check().map_err(|e| format!("{origin}: {e}"))?;
         if p.name.is_empty() {
             // Never the default's `spec`: that would claim the reference.
@@ -110,6 +118,42 @@ impl Profile {
             k.without(o).expect("checked when loaded")
         })
     }
+}
+
+/// A profile's `"dialect": "FILE.json"`: the file beside the profile (a
+/// relative path is read from the profile's directory) replaces the name,
+/// so a dialect of rules can be kept, and written by `conform triage`, on
+/// its own. Errors name the file and the JSON position.
+/// Whether there was such a file.
+fn dialect_file(v: &mut serde_json::Value, profile: &str, builtin: bool) -> Result<bool, String> {
+    let Some(name) = v.get("dialect").and_then(|d| d.as_str()) else {
+        return Ok(false);
+    };
+    if !name.ends_with(".json") {
+        return Ok(false);
+    }
+    if builtin {
+        return Err(format!(
+            "dialect: a built-in profile writes its dialect in place, not in `{name}`"
+        ));
+    }
+    let dir = std::path::Path::new(profile)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    let path = dir.join(name);
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| format!("dialect: {}: {e}", path.display()))?;
+    let spec: crate::target::DialectSpec = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "dialect: {}: line {} column {}: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    Dialect::new(spec.clone()).map_err(|e| format!("dialect: {}: {e}", path.display()))?;
+    v["dialect"] = serde_json::to_value(spec).expect("a spec serializes");
+    Ok(true)
 }
 
 /// Where the retry timeout in effect came from. One precedence for every
@@ -233,6 +277,47 @@ mod tests {
         let e = RetryTimeout::resolve(None, None, &mixed).unwrap_err();
         assert!(e.contains("a.ndjson") && e.contains("b.ndjson"), "{e}");
         assert_eq!(r(None, Some(&resonate), &mixed), "30000 (profile resonate)");
+    }
+
+    #[test]
+    fn a_dialect_is_a_name_an_object_or_a_file_beside_the_profile() {
+        let dir =
+            std::env::temp_dir().join(format!("conform-profile-dialect-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rule = serde_json::json!({"rule": "status", "kinds": ["promise.create"], "from": 201, "to": 200});
+        let f = dir.join("inline.json");
+        std::fs::write(
+            &f,
+            serde_json::json!({"dialect": {"rules": [rule]}}).to_string(),
+        )
+        .unwrap();
+        let inline = Profile::load(f.to_str().unwrap()).unwrap().dialect;
+        assert_eq!(inline.spec().rules.len(), 1);
+        std::fs::write(
+            dir.join("mine.dialect.json"),
+            serde_json::json!({"rules": [rule]}).to_string(),
+        )
+        .unwrap();
+        let f = dir.join("beside.json");
+        std::fs::write(&f, r#"{"dialect": "mine.dialect.json"}"#).unwrap();
+        assert_eq!(Profile::load(f.to_str().unwrap()).unwrap().dialect, inline);
+        let bad = serde_json::json!({"rules": [{"rule": "drop", "kinds": ["promise.get"], "field": "promise.id"}]});
+        std::fs::write(dir.join("bad.dialect.json"), bad.to_string()).unwrap();
+        std::fs::write(&f, r#"{"dialect": "bad.dialect.json"}"#).unwrap();
+        let e = Profile::load(f.to_str().unwrap()).unwrap_err();
+        assert!(
+            e.contains("bad.dialect.json") && e.contains("dialect rule 1 (drop promise.id)"),
+            "{e}"
+        );
+        std::fs::write(&f, serde_json::json!({"dialect": bad}).to_string()).unwrap();
+        let e = Profile::load(f.to_str().unwrap()).unwrap_err();
+        assert!(
+            e.contains("beside.json") && e.contains("dialect rule 1 (drop promise.id)"),
+            "{e}"
+        );
+        std::fs::write(&f, r#"{"dialect": "missing.json"}"#).unwrap();
+        let e = Profile::load(f.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("missing.json"), "{e}");
     }
 
     #[test]

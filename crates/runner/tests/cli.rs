@@ -768,3 +768,24 @@ fn versus_clean_seeds_wrap_past_the_largest() {
     assert!(code == 0 || code == 1, "exit {code}: {err}");
     assert!(out.contains("seeds 18446744073709551615..0"), "{out}");
 }
+
+#[test]
+fn a_dialect_rule_that_would_hide_a_defined_field_exits_2_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mine.dialect.json"),
+        r#"{"rules": [{"rule": "status", "kinds": ["promise.create"], "from": 201, "to": 200},
+                      {"rule": "drop", "kinds": ["task.create"], "field": "task.version"}]}"#,
+    )
+    .unwrap();
+    let f = dir.path().join("mine.json");
+    std::fs::write(&f, r#"{"dialect": "mine.dialect.json"}"#).unwrap();
+    let (code, _, err) = run(conform()
+        .args(["run", "--cases", "1", "--steps", "1", "--profile"])
+        .arg(&f));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("mine.dialect.json") && err.contains("dialect rule 2 (drop task.version)"),
+        "{err}"
+    );
+}

@@ -117,7 +117,7 @@ fn green_run(mode: &str) {
     let cfg = config(&shim.url, &name, 1, 12, 80);
     let mut target = HttpTarget::new(&shim.url, Duration::from_secs(5))
         .unwrap()
-        .with_dialect(cfg.profile.dialect);
+        .with_dialect(cfg.profile.dialect.clone());
     let mut out = Vec::new();
     let s = run_on(&cfg, &mut target, &mut out);
     let log = String::from_utf8_lossy(&out);
@@ -159,7 +159,7 @@ fn green_stress(mode: &str) {
         cfg.shrink = false;
         let mut target = HttpTarget::new(&shim.url, Duration::from_secs(5))
             .unwrap()
-            .with_dialect(profile.dialect);
+            .with_dialect(profile.dialect.clone());
         let mut out = Vec::new();
         let o = runner::stress::run(&cfg, &mut target, None, &mut out);
         assert!(

@@ -166,7 +166,7 @@ pub(super) fn setup(t: &TargetArgs, recorded: &Recorded) -> Result<Setup, Failur
         Some(t) => t,
         None => connect(&url).map_err(bad)?,
     }
-    .with_dialect(profile.dialect);
+    .with_dialect(profile.dialect.clone());
     let reach = Reach {
         target: t.target.clone(),
         profile: t.profile.clone(),

@@ -52,7 +52,7 @@ impl HttpTarget {
             url: url.trim_end_matches('/').to_string(),
             client,
             corr: 0,
-            dialect: Dialect::Resonate,
+            dialect: Dialect::default(),
             timeout,
             departures: Vec::new(),
         })
@@ -63,7 +63,7 @@ impl HttpTarget {
     pub fn fork(&self) -> Result<HttpTarget, TargetError> {
         let t = HttpTarget::any_host(&self.url, self.timeout)
             .map_err(|e| TargetError::Unreachable(e.to_string()))?;
-        Ok(t.with_dialect(self.dialect))
+        Ok(t.with_dialect(self.dialect.clone()))
     }
 
     /// The same target read through `dialect`.
@@ -199,7 +199,9 @@ impl Target for HttpTarget {
             Op::Request(r) => {
                 let mut env =
                     self.call(r.kind(), model::wire::encode_request(r), Some(step.now))?;
-                self.dialect.response(r.kind(), &mut env);
+                if !self.dialect.is_canonical() {
+                    self.dialect.response(r, &mut env);
+                }
                 Ok(Some(env))
             }
             Op::Tick => {

@@ -11,7 +11,7 @@
 //! model expects. A target reports what it did; the step loop and the
 //! checker judge it.
 
-mod dialect;
+pub mod dialect;
 mod envelope;
 mod error;
 mod http;
@@ -25,7 +25,7 @@ use gen::Step;
 use crate::snapshot::Snap;
 
 pub use self::url::{check as check_url, is_loopback_url, UrlError};
-pub use dialect::Dialect;
+pub use dialect::{Base, Dialect, DialectSpec, Rule};
 pub use envelope::{AnswerHead, EnvelopeDeparture, EnvelopeField, HeadFields};
 pub use error::TargetError;
 pub use http::{envelope_status, HttpTarget};
