@@ -14,8 +14,8 @@ use gen::Step;
 use model::state::ServerConfig;
 use runner::profile::Profile;
 use runner::snapshot::Snap;
-use runner::target::{LocalServer, LocalTarget, Target, TargetError};
-use runner::triage::draft::{Draft, Rule};
+use runner::target::{Dialect, LocalServer, LocalTarget, Target, TargetError};
+use runner::triage::draft::Rule;
 use runner::triage::findings::Place;
 use runner::triage::{triage, Triage, TriageConfig};
 
@@ -41,8 +41,14 @@ fn server(devs: &[&str]) -> LocalServer {
 
 /// Triage an in-process target made fresh for every round.
 fn triage_of(make: impl Fn() -> Box<dyn Target>) -> (Triage, tempfile::TempDir) {
+    triage_read(|_| make())
+}
+
+/// As [`triage_of`], the target made knowing the round's dialect.
+fn triage_read(make: impl Fn(&Dialect) -> Box<dyn Target>) -> (Triage, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let mut connect = |_: &Draft| -> Result<Box<dyn Target>, TargetError> { Ok(make()) };
+    let mut connect =
+        |p: &Profile| -> Result<Box<dyn Target>, TargetError> { Ok(make(&p.dialect)) };
     let t = triage(&config(dir.path()), &mut connect, &mut std::io::sink()).unwrap();
     (t, dir)
 }
@@ -53,14 +59,19 @@ fn names(t: &Triage) -> Vec<&'static str> {
 
 #[test]
 fn triage_proposes_the_deviation_the_target_has() {
-    let (t, dir) = triage_of(|| {
-        Box::new(LocalTarget::new(server(&["task-create-reacquire-no-bump"])))
-    });
+    let (t, dir) =
+        triage_of(|| Box::new(LocalTarget::new(server(&["task-create-reacquire-no-bump"]))));
     assert_eq!(names(&t), ["task-create-reacquire-no-bump"]);
     assert!(t.residue.is_empty(), "{:?}", t.residue);
     assert!(t.draft.is_empty(), "{:?}", t.draft);
-    assert!(t.last().unwrap().found.is_empty(), "the run with it is green");
-    assert!(!t.rounds[0].campaign.found.is_empty(), "the run without it is not");
+    assert!(
+        t.last().unwrap().found.is_empty(),
+        "the run with it is green"
+    );
+    assert!(
+        !t.rounds[0].campaign.found.is_empty(),
+        "the run without it is not"
+    );
     let written = runner::triage::write::write_all(&t, dir.path(), "test").unwrap();
     let b: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("baseline.json")).unwrap())
@@ -82,7 +93,10 @@ fn triage_proposes_both_deviations_the_target_has() {
     });
     let mut got = names(&t);
     got.sort();
-    assert_eq!(got, ["release-bumps-version", "timer-without-target-unarmed"]);
+    assert_eq!(
+        got,
+        ["release-bumps-version", "timer-without-target-unarmed"]
+    );
     assert!(t.residue.is_empty(), "{:?}", t.residue);
     assert!(t.last().unwrap().found.is_empty());
 }
@@ -98,8 +112,9 @@ fn triage_of_the_reference_proposes_nothing() {
 }
 
 /// The reference server spelling `promise.create`'s 200 as 201 and adding
-/// a `promiseId` to the task records it answers (as the Python SDK's does).
-struct Respelled(LocalTarget);
+/// a `promiseId` to the task records it answers (as the Python SDK's does),
+/// read through a dialect as an `HttpTarget` reads its answers.
+struct Respelled(LocalTarget, Dialect);
 
 impl Target for Respelled {
     fn describe(&self) -> String {
@@ -120,6 +135,9 @@ impl Target for Respelled {
             if let Some(task) = env["data"].get_mut("task").filter(|t| t.is_object()) {
                 task["promiseId"] = task["id"].clone();
             }
+            if let gen::Op::Request(r) = &step.op {
+                self.1.response(r, env);
+            }
         }
         Ok(res)
     }
@@ -130,7 +148,7 @@ impl Target for Respelled {
 
 #[test]
 fn a_spelling_difference_gives_a_dialect_rule_and_no_deviation() {
-    let (t, _dir) = triage_of(|| Box::new(Respelled(LocalTarget::new(server(&[])))));
+    let (t, _dir) = triage_read(|d| Box::new(Respelled(LocalTarget::new(server(&[])), d.clone())));
     assert!(
         t.draft.rules.contains(&Rule::Status {
             kind: "promise.create".into(),
@@ -141,11 +159,17 @@ fn a_spelling_difference_gives_a_dialect_rule_and_no_deviation() {
         t.draft.rules
     );
     assert!(
-        t.draft.rules.iter().any(|r| matches!(r, Rule::Drop { at: Place::Response(_), path } if path == "task.promiseId")),
+        t.draft.rules.iter().any(
+            |r| matches!(r, Rule::Drop { at: Place::Response(_), path } if path == "task.promiseId")
+        ),
         "{:?}",
         t.draft.rules
     );
     assert!(t.baseline.is_empty(), "spelling is never a deviation");
+    // Read through the rules, the target is the reference again.
+    assert!(t.residue.is_empty(), "{:?}", t.residue);
+    assert!(t.last().unwrap().found.is_empty());
+    assert_eq!(t.profile.dialect.spec().rules.len(), t.draft.rules.len());
 }
 
 #[test]
@@ -179,7 +203,11 @@ fn a_departure_the_catalogue_lacks_is_residue_with_a_scaffold() {
     }
     let (t, dir) = triage_of(|| Box::new(Tagged(LocalTarget::new(server(&[])))));
     assert!(t.baseline.is_empty(), "{:?}", names(&t));
-    assert!(t.draft.rules.is_empty(), "a tag is the user's: {:?}", t.draft.rules);
+    assert!(
+        t.draft.rules.is_empty(),
+        "a tag is the user's: {:?}",
+        t.draft.rules
+    );
     let (class, f) = t.residue.first().expect("residue");
     assert!(class.starts_with("promise.get"), "{class}");
     runner::triage::write::write_all(&t, dir.path(), "test").unwrap();
@@ -188,6 +216,9 @@ fn a_departure_the_catalogue_lacks_is_residue_with_a_scaffold() {
     assert!(scaffold.contains("fn apply("), "{scaffold}");
     // The witness is the shrunk trace, step for step.
     for s in f.best.steps() {
-        assert!(scaffold.contains(&format!("wire({}, ", s.now)), "{scaffold}");
+        assert!(
+            scaffold.contains(&format!("wire({}, ", s.now)),
+            "{scaffold}"
+        );
     }
 }

@@ -51,21 +51,20 @@ pub(super) fn triage_cmd(a: TriageArgs) -> Result<Verdict, Failure> {
         s.reach.timeout_ms,
         cfg.out.display()
     );
-    let (url, timeout, remote, dialect) = (
+    let (url, timeout, remote) = (
         s.url.clone(),
         Duration::from_millis(s.reach.timeout_ms),
         s.reach.allow_remote,
-        s.profile.dialect,
     );
     let mut connect =
-        |_: &triage::draft::Draft| -> Result<Box<dyn Target>, runner::target::TargetError> {
+        |p: &runner::profile::Profile| -> Result<Box<dyn Target>, runner::target::TargetError> {
             let t = if remote {
                 HttpTarget::any_host(&url, timeout)
             } else {
                 HttpTarget::new(&url, timeout)
             }
             .map_err(|e| runner::target::TargetError::Unreachable(e.to_string()))?;
-            Ok(Box::new(t.with_dialect(dialect)))
+            Ok(Box::new(t.with_dialect(p.dialect.clone())))
         };
     let mut out = std::io::stdout();
     let t = triage::triage(&cfg, &mut connect, &mut out).map_err(|e| fault(format!("{e}")))?;
@@ -133,6 +132,12 @@ fn print_summary(t: &triage::Triage) {
     );
     for r in &t.draft.rules {
         say!("  rule {}", write::rule_json(r));
+    }
+    for (r, why) in &t.draft.refused {
+        say!(
+            "  not a rule (left to behaviour) {}: {why}",
+            write::rule_json(r)
+        );
     }
     say!("baseline (outermost first): [{}]", names(&t.baseline));
     for (class, f) in &t.residue {

@@ -8,6 +8,7 @@ use super::campaign::Campaign;
 use super::findings::{Finding, Place};
 use super::rollup::{lean_file, Row};
 use crate::profile::Profile;
+use crate::target::{Dialect, DialectSpec, Rule as DialectRule};
 
 /// One spelling rule, in the triage's terms (written out in the dialect
 /// format by [`super::write`]).
@@ -58,6 +59,9 @@ pub struct Draft {
     pub omit: BTreeMap<String, String>,
     /// Spelling rules.
     pub rules: Vec<Rule>,
+    /// Rules the dialect refused at its check (a rule may never touch what
+    /// the spec defines), with the reason: their findings stay behaviour.
+    pub refused: Vec<(Rule, String)>,
 }
 
 impl Draft {
@@ -66,10 +70,24 @@ impl Draft {
         self.retry_timeout.is_none() && self.omit.is_empty() && self.rules.is_empty()
     }
 
+    /// The dialect: `base`'s, then the rules, in order.
+    pub fn dialect(&self, base: &Dialect) -> Dialect {
+        let mut spec = base.spec().clone();
+        spec.rules.extend(self.rules.iter().map(Rule::to_dialect));
+        Dialect::new(spec).expect("every rule was checked when proposed")
+    }
+
     /// `base` with the draft's settings (the rules are the dialect's).
     pub fn profile(&self, base: &Profile, name: &str) -> Profile {
         let mut p = base.clone();
         p.name = name.to_string();
+        p.dialect = self.dialect(&base.dialect);
+        if !self.rules.is_empty() {
+            p.reasons.insert(
+                "dialect".into(),
+                "triage: each rule absorbs a finding seen in every case it could show in (TRIAGE.md, rollup)".into(),
+            );
+        }
         if let Some(ms) = self.retry_timeout {
             p.retry_timeout = ms;
             p.reasons.insert(
@@ -99,6 +117,11 @@ impl Draft {
             }
         }
         self.rules.sort();
+        for r in other.refused {
+            if !self.refused.contains(&r) {
+                self.refused.push(r);
+            }
+        }
     }
 }
 
@@ -188,7 +211,68 @@ pub fn propose(rows: &[Row], c: &Campaign, profile: &Profile) -> Draft {
     }
     d.rules.sort();
     d.rules.dedup();
+    // Each rule alone through the dialect's own check: one it refuses
+    // would remove or rewrite what the spec defines.
+    let rules = std::mem::take(&mut d.rules);
+    for r in rules {
+        let spec = DialectSpec {
+            rules: vec![r.to_dialect()],
+            ..DialectSpec::default()
+        };
+        match Dialect::new(spec) {
+            Ok(_) => d.rules.push(r),
+            Err(e) => d.refused.push((r, e)),
+        }
+    }
     d
+}
+
+impl Rule {
+    /// The rule in the dialect format (`crate::target::Rule`).
+    pub fn to_dialect(&self) -> DialectRule {
+        let place = |at: &Place| match at {
+            Place::Response(k) => (vec![k.clone()], Vec::new()),
+            Place::State(c) => (Vec::new(), vec![c.clone()]),
+        };
+        let json = |s: &str| serde_json::from_str(s).unwrap_or_default();
+        let why = "proposed by conform triage".to_string();
+        match self {
+            Rule::Status { kind, from, to } => DialectRule::Status {
+                kinds: vec![kind.clone()],
+                from: *from as u16,
+                to: *to as u16,
+                why,
+            },
+            Rule::NullIsEmpty { at, path, .. } => {
+                let (kinds, components) = place(at);
+                DialectRule::NullIsEmpty {
+                    kinds,
+                    components,
+                    fields: vec![path.rsplit('.').next().unwrap_or(path).to_string()],
+                    why,
+                }
+            }
+            Rule::Drop { at, path } => {
+                let (kinds, components) = place(at);
+                DialectRule::Drop {
+                    kinds,
+                    components,
+                    field: path.clone(),
+                    why,
+                }
+            }
+            Rule::Add { at, path, value } => {
+                let (kinds, components) = place(at);
+                DialectRule::Add {
+                    kinds,
+                    components,
+                    field: path.clone(),
+                    value: json(value),
+                    why,
+                }
+            }
+        }
+    }
 }
 
 /// Why `kind` is to be left out, if it is: the spec leaves it unspecified

@@ -103,8 +103,9 @@ impl Triage {
     }
 }
 
-/// Connects to the target read through a draft's spelling rules.
-pub type Connect<'a> = dyn FnMut(&Draft) -> Result<Box<dyn Target>, TargetError> + 'a;
+/// Connects to the target read through a profile's dialect (the draft's
+/// spelling rules in it).
+pub type Connect<'a> = dyn FnMut(&Profile) -> Result<Box<dyn Target>, TargetError> + 'a;
 
 /// Run the triage. A target fault ends it (exit 3).
 pub fn triage(
@@ -121,7 +122,7 @@ pub fn triage(
     let name = "triage";
     for r in 0..cfg.rounds {
         let profile = draft.profile(&cfg.profile, name);
-        let mut target = connect(&draft)?;
+        let mut target = connect(&profile)?;
         let spec = CampaignSpec {
             seed: cfg.seed,
             cases: cfg.cases,

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::draft::Rule;
-use super::findings::{Finding, Place};
+use super::findings::Finding;
 use super::rollup::{kind_of, lean};
 use super::{names, scaffold, Triage};
 use crate::baseline::Baseline;
@@ -48,45 +48,14 @@ pub fn write_all(t: &Triage, dir: &Path, target_name: &str) -> Result<Vec<PathBu
     Ok(written)
 }
 
-/// The draft profile as JSON, its spelling rules under `dialectRules`.
+/// The draft profile as JSON, its dialect (rules included) in place.
 pub fn profile_json(t: &Triage) -> String {
-    let mut v = serde_json::to_value(&t.profile).expect("a profile serialises");
-    v["dialectRules"] = serde_json::Value::Array(t.draft.rules.iter().map(rule_json).collect());
-    serde_json::to_string_pretty(&v).expect("JSON") + "\n"
+    serde_json::to_string_pretty(&t.profile).expect("a profile serialises") + "\n"
 }
 
-/// One rule as JSON.
+/// One rule as JSON, in the dialect format.
 pub fn rule_json(r: &Rule) -> serde_json::Value {
-    let place = |at: &Place| match at {
-        Place::Response(k) => serde_json::json!({"kind": k}),
-        Place::State(c) => serde_json::json!({"component": c}),
-    };
-    let parse = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap_or_default();
-    match r {
-        Rule::Status { kind, from, to } => {
-            serde_json::json!({"rule": "status", "kind": kind, "from": from, "to": to})
-        }
-        Rule::NullIsEmpty { at, path, empty } => {
-            let mut v = place(at);
-            v["rule"] = "nullIsEmpty".into();
-            v["path"] = path.as_str().into();
-            v["empty"] = parse(empty);
-            v
-        }
-        Rule::Drop { at, path } => {
-            let mut v = place(at);
-            v["rule"] = "drop".into();
-            v["path"] = path.as_str().into();
-            v
-        }
-        Rule::Add { at, path, value } => {
-            let mut v = place(at);
-            v["rule"] = "add".into();
-            v["path"] = path.as_str().into();
-            v["value"] = parse(value);
-            v
-        }
-    }
+    serde_json::to_value(r.to_dialect()).expect("a rule serialises")
 }
 
 /// `TRIAGE.md`: the figures, the rollup of every round, and the triage
