@@ -88,7 +88,7 @@ pub struct TriageArgs {
     #[arg(long, default_value_t = 60, value_parser = within::<usize>(1, MAX_STEPS))]
     pub steps: usize,
     /// At most this many rounds (campaigns).
-    #[arg(long, default_value_t = 5, value_parser = within::<usize>(1, 20))]
+    #[arg(long, default_value_t = 8, value_parser = within::<usize>(1, 20))]
     pub rounds: usize,
     /// Time budget of each shrink, in seconds.
     #[arg(long, default_value_t = 10, value_parser = within::<u64>(0, MAX_SHRINK_SECS))]

@@ -139,6 +139,11 @@ fn print_summary(t: &triage::Triage) {
             write::rule_json(r)
         );
     }
+    for (kind, class) in &t.explored {
+        say!(
+            "  explored past residue `{class}` by leaving out {kind} (not in the proposed profile)"
+        );
+    }
     say!("baseline (outermost first): [{}]", names(&t.baseline));
     for (class, f) in &t.residue {
         say!("  residue: {class} ({} shrunk)", f.shrunk.display());

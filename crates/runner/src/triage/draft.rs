@@ -39,6 +39,16 @@ pub enum Rule {
         /// Dotted path.
         path: String,
     },
+    /// A nested answer (the fence's `action`) without its head: its
+    /// status read from the record beside it.
+    ActionHead {
+        /// Request kind.
+        kind: String,
+        /// The status when the record is present.
+        present: u64,
+        /// The status when it is not.
+        absent: u64,
+    },
     /// A field the target never writes here, always the same in the spec.
     Add {
         /// Where.
@@ -125,8 +135,9 @@ impl Draft {
     }
 }
 
-/// Propose from a campaign's rollup, under `profile` (the one it ran with).
-pub fn propose(rows: &[Row], c: &Campaign, profile: &Profile) -> Draft {
+/// Propose from a campaign's rollup, under `profile` (the one it ran with)
+/// and the draft so far (`so_far`).
+pub fn propose(rows: &[Row], c: &Campaign, profile: &Profile, so_far: &Draft) -> Draft {
     let mut d = Draft::default();
     let offsets: BTreeSet<i64> = rows
         .iter()
@@ -165,15 +176,44 @@ pub fn propose(rows: &[Row], c: &Campaign, profile: &Profile) -> Draft {
                     .or_default()
                     .insert(*model);
             }
-            Finding::NullForEmpty { at, path, empty } => d.rules.push(Rule::NullIsEmpty {
-                at: at.clone(),
-                path: path.clone(),
-                empty: empty.clone(),
-            }),
+            Finding::NullForEmpty { at, path, empty } => {
+                // `null` and absent read the same to the checker: a `null`
+                // first, and where that rule did not absorb it, an absent
+                // field with the empty value.
+                let null = Rule::NullIsEmpty {
+                    at: at.clone(),
+                    path: path.clone(),
+                    empty: empty.clone(),
+                };
+                if so_far.rules.contains(&null) {
+                    d.rules.push(Rule::Add {
+                        at: at.clone(),
+                        path: path.clone(),
+                        value: empty.clone(),
+                    });
+                } else {
+                    d.rules.push(null);
+                }
+            }
             Finding::FieldExtra { at, path } => d.rules.push(Rule::Drop {
                 at: at.clone(),
                 path: path.clone(),
             }),
+            Finding::FieldMissing {
+                at: Place::Response(kind),
+                path,
+                model,
+            } if path == "action.status" => {
+                // The nested answer has no head: its status comes from the
+                // record beside it (a settle's 404 is the one failure an
+                // inner action has, P-03:8).
+                let present = model.parse().unwrap_or(200);
+                d.rules.push(Rule::ActionHead {
+                    kind: kind.clone(),
+                    present: if present < 300 { present } else { 200 },
+                    absent: 404,
+                });
+            }
             Finding::FieldMissing { at, path, model } => {
                 let same = rows.iter().all(|o| match &o.finding {
                     Finding::FieldMissing {
@@ -252,6 +292,18 @@ impl Rule {
                     why,
                 }
             }
+            Rule::ActionHead {
+                kind,
+                present,
+                absent,
+            } => DialectRule::ActionHead {
+                kinds: vec![kind.clone()],
+                field: "action".into(),
+                record: "promise".into(),
+                present: *present as u16,
+                absent: *absent as u16,
+                why,
+            },
             Rule::Drop { at, path } => {
                 let (kinds, components) = place(at);
                 DialectRule::Drop {

@@ -13,8 +13,12 @@
 //! runs again with it before any behaviour is judged (a class mixing
 //! spelling with behaviour is judged once the spelling is read); a round
 //! whose classes are all behaviour explains them, and runs again with what
-//! was kept, to reach what those departures hid. It stops when a round
-//! keeps nothing new, or after the rounds budget.
+//! was kept, to reach what those departures hid. A residue class ends every
+//! case that meets it, so the next rounds leave its request kind out of
+//! generation (exploration only: never in the proposed profile, which can
+//! not hide what the spec defines) to reach what it hid. It stops when a
+//! round keeps nothing new and leaves nothing new out, or after the rounds
+//! budget.
 
 pub mod campaign;
 pub mod draft;
@@ -92,6 +96,9 @@ pub struct Triage {
     pub proposals: Vec<Proposal>,
     /// The residue: classes nothing explained, with a case of each.
     pub residue: Vec<(String, Found)>,
+    /// Kinds the later rounds left out to explore past residue (kind →
+    /// the class), never in the proposed profile.
+    pub explored: BTreeMap<String, String>,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -120,8 +127,19 @@ pub fn triage(
     let mut proposals: BTreeMap<String, Proposal> = BTreeMap::new();
     let mut residue: BTreeMap<String, Found> = BTreeMap::new();
     let name = "triage";
+    // Kinds left out to explore past residue, with the class that did it.
+    let mut explore: BTreeMap<String, String> = BTreeMap::new();
     for r in 0..cfg.rounds {
-        let profile = draft.profile(&cfg.profile, name);
+        let mut profile = draft.profile(&cfg.profile, name);
+        for (k, class) in &explore {
+            if !profile.omit_kinds.contains(k) {
+                profile.omit_kinds.push(k.clone());
+                profile.reasons.insert(
+                    format!("omitKinds.{k}"),
+                    format!("exploring past residue `{class}`"),
+                );
+            }
+        }
         let mut target = connect(&profile)?;
         let spec = CampaignSpec {
             seed: cfg.seed,
@@ -144,7 +162,7 @@ pub fn triage(
         );
         let c = campaign(&spec, &profile, &baseline, target.as_mut(), out)?;
         let rows = rollup::by_finding(&c, profile.retry_timeout, &baseline);
-        let more = draft::propose(&rows, &c, &profile);
+        let more = draft::propose(&rows, &c, &profile, &draft);
         let before = (draft.retry_timeout, draft.omit.len(), draft.rules.len());
         let mut merged = draft.clone();
         merged.merge(more);
@@ -169,7 +187,6 @@ pub fn triage(
             max_together: cfg.max_together,
             check_state: cfg.check_state,
         };
-        residue.clear();
         for (class, cases) in &classes {
             let refs: Vec<&Found> = cases.iter().collect();
             let p = explain(
@@ -181,12 +198,25 @@ pub fn triage(
                 opts,
                 out,
             )?;
-            if !p.kept {
+            if p.kept {
+                residue.remove(class);
+            } else {
                 residue.insert(class.clone(), cases[0].clone());
             }
             proposals.insert(class.clone(), p);
         }
-        if baseline.len() == kept_before {
+        let explored = explore.len();
+        for (class, f) in &residue {
+            let kind = rollup::kind_of(f);
+            let left = model::api::KINDS
+                .iter()
+                .filter(|k| !profile.omit_kinds.contains(&k.to_string()))
+                .count();
+            if kind != "debug.tick" && left > 1 && !explore.contains_key(&kind) {
+                explore.insert(kind, class.clone());
+            }
+        }
+        if baseline.len() == kept_before && explore.len() == explored {
             break;
         }
     }
@@ -198,6 +228,7 @@ pub fn triage(
         baseline,
         proposals: proposals.into_values().collect(),
         residue: residue.into_iter().collect(),
+        explored: explore,
         elapsed: started.elapsed(),
     })
 }

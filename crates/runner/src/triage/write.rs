@@ -74,6 +74,19 @@ pub fn table(t: &Triage) -> String {
         names(&t.baseline),
         t.residue.len()
     );
+    for (kind, class) in &t.explored {
+        let _ = writeln!(
+            s,
+            "Later rounds left out `{kind}` to explore past residue `{class}` (not in the proposed profile).\n"
+        );
+    }
+    for (r, why) in &t.draft.refused {
+        let _ = writeln!(
+            s,
+            "Not a rule (left to behaviour): `{}`: {why}.\n",
+            rule_json(r)
+        );
+    }
     for (i, r) in t.rounds.iter().enumerate() {
         let c = &r.campaign;
         let _ = writeln!(
