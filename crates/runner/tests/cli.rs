@@ -573,6 +573,19 @@ const NUMERIC: &[Numeric] = &[
     n("mutants", "steps", 1, 1_000_000),
     n("mutants", "shrink-time", 0, 86_400),
     n("mutants", "seeds", 1, 10_000),
+    n("triage", "seed", 0, u64::MAX),
+    n("triage", "cases", 1, 1_000_000),
+    n("triage", "steps", 1, 1_000_000),
+    n("triage", "rounds", 1, 20),
+    n("triage", "shrink-time", 0, 86_400),
+    n("triage", "together", 1, 3),
+    n("triage", "retry-timeout", 0, 86_400_000),
+    Numeric {
+        command: "triage",
+        flag: "timeout-ms",
+        lo: None,
+        hi: u64::MAX,
+    },
 ];
 
 /// The flags that take a value that is no number.
@@ -595,6 +608,7 @@ const NOT_NUMERIC: &[&str] = &[
 
 const COMMANDS: &[&str] = &[
     "serve", "run", "replay", "shrink", "golden", "check", "export", "mutants", "baseline",
+    "triage",
 ];
 
 /// Every flag of `command` that takes a value, from its `--help`.
@@ -665,6 +679,16 @@ fn around(command: &str, files: &std::path::Path) -> (Vec<Vec<String>>, Taken) {
                 s(&["--steps", "1"]),
                 s(&["--no-progress"]),
                 s(&["--out-dir", &dir]),
+            ],
+            fault,
+        ),
+        "triage" => (
+            vec![
+                s(&["triage"]),
+                s(&["--target", &refused]),
+                s(&["--cases", "1"]),
+                s(&["--steps", "1"]),
+                s(&["--out", &dir]),
             ],
             fault,
         ),

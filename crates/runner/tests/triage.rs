@@ -19,6 +19,51 @@ use runner::triage::draft::Rule;
 use runner::triage::findings::Place;
 use runner::triage::{triage, Triage, TriageConfig};
 
+mod common;
+
+/// `conform triage` over HTTP against `conform serve --mutant X`: it
+/// proposes X, writes files that load, and exits 0 (green with them).
+#[test]
+fn the_command_proposes_the_mutant_a_server_carries() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_conform");
+    let (mut server, url) = common::spawn_listening(std::process::Command::new(bin).args([
+        "serve",
+        "--port",
+        "0",
+        "--mutant",
+        "task-create-reacquire-no-bump",
+    ]));
+    let o = std::process::Command::new(bin)
+        .args([
+            "triage", "--target", &url, "--cases", "10", "--steps", "40", "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("green:"), "{stdout}");
+    let (b, devs) =
+        runner::baseline::Baseline::load(dir.path().join("baseline.json").to_str().unwrap())
+            .unwrap();
+    assert_eq!(b.deviations, ["task-create-reacquire-no-bump"]);
+    assert_eq!(devs.len(), 1);
+    Profile::load(dir.path().join("profile.json").to_str().unwrap()).unwrap();
+    let table = std::fs::read_to_string(dir.path().join("TRIAGE.md")).unwrap();
+    assert!(
+        table.contains("| file | handler | Lean | spec |"),
+        "{table}"
+    );
+}
+
 fn config(dir: &std::path::Path) -> TriageConfig {
     TriageConfig {
         seed: 1,
