@@ -91,10 +91,24 @@ fn triage_of(make: impl Fn() -> Box<dyn Target>) -> (Triage, tempfile::TempDir) 
 
 /// As [`triage_of`], the target made knowing the round's dialect.
 fn triage_read(make: impl Fn(&Dialect) -> Box<dyn Target>) -> (Triage, tempfile::TempDir) {
+    triage_sized(10, 40, make)
+}
+
+/// As [`triage_read`], with `cases` × `steps` per round.
+fn triage_sized(
+    cases: u64,
+    steps: usize,
+    make: impl Fn(&Dialect) -> Box<dyn Target>,
+) -> (Triage, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut connect =
         |p: &Profile| -> Result<Box<dyn Target>, TargetError> { Ok(make(&p.dialect)) };
-    let t = triage(&config(dir.path()), &mut connect, &mut std::io::sink()).unwrap();
+    let cfg = TriageConfig {
+        cases,
+        steps,
+        ..config(dir.path())
+    };
+    let t = triage(&cfg, &mut connect, &mut std::io::sink()).unwrap();
     (t, dir)
 }
 
@@ -266,4 +280,17 @@ fn a_departure_the_catalogue_lacks_is_residue_with_a_scaffold() {
             "{scaffold}"
         );
     }
+}
+
+#[test]
+fn a_spec_field_a_target_loses_is_behaviour_not_spelling() {
+    // `settle-at-deadline` settles at `now == timeoutAt`: the task is
+    // fulfilled, its `pid` and `ttl` gone from the snapshot. That is the
+    // deviation, never a rule adding them back.
+    let (t, _dir) = triage_sized(20, 60, |_| {
+        Box::new(LocalTarget::new(server(&["settle-at-deadline"])))
+    });
+    assert!(t.draft.rules.is_empty(), "{:?}", t.draft.rules);
+    assert_eq!(names(&t), ["settle-at-deadline"]);
+    assert!(t.residue.is_empty(), "{:?}", t.residue);
 }

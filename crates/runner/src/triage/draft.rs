@@ -223,11 +223,15 @@ pub fn propose(rows: &[Row], c: &Campaign, profile: &Profile, so_far: &Draft) ->
                     } => a != at || p != path || m == model,
                     _ => true,
                 });
+                // Spelling only if the target never writes it: its answers
+                // are all seen; its snapshots are not, so a snapshot field
+                // it lacks stays behaviour (a task's `pid` gone because
+                // the task was settled early is no spelling).
                 let never = match at {
                     Place::Response(kind) => {
                         !c.paths.get(kind).is_some_and(|seen| seen.contains(path))
                     }
-                    Place::State(_) => true,
+                    Place::State(_) => false,
                 };
                 if same && never {
                     d.rules.push(Rule::Add {
