@@ -139,16 +139,19 @@ impl Draft {
 /// and the draft so far (`so_far`).
 pub fn propose(rows: &[Row], c: &Campaign, profile: &Profile, so_far: &Draft) -> Draft {
     let mut d = Draft::default();
-    let offsets: BTreeSet<i64> = rows
-        .iter()
-        .filter_map(|r| match r.finding {
-            Finding::RetryOffset { delta } => Some(delta),
-            _ => None,
-        })
-        .collect();
-    if let [delta] = offsets.iter().copied().collect::<Vec<_>>().as_slice() {
+    // The retry timeout: the offset most cases show, if most do (a
+    // schedule's occurrence armed from another base moves its retry too,
+    // but that is behaviour of the tick, not the setting).
+    let mut offsets: BTreeMap<i64, usize> = BTreeMap::new();
+    for r in rows {
+        if let Finding::RetryOffset { delta } = r.finding {
+            *offsets.entry(delta).or_default() += r.cases.len();
+        }
+    }
+    let total: usize = offsets.values().sum();
+    if let Some((&delta, &n)) = offsets.iter().max_by_key(|(_, n)| **n) {
         let ms = profile.retry_timeout as i64 + delta;
-        if ms > 0 {
+        if 2 * n > total && ms > 0 {
             d.retry_timeout = Some(ms as u64);
         }
     }

@@ -44,6 +44,10 @@ pub struct Proposal {
     pub screened: Vec<Vec<&'static Deviation>>,
     /// Whether the reruns confirmed it (green with, diverging without).
     pub kept: bool,
+    /// Other candidates of the same size the reruns confirmed too: the
+    /// cases seen do not tell them apart (the first in catalogue order is
+    /// kept; the table names the others for review).
+    pub alternatives: Vec<Vec<&'static Deviation>>,
     /// Already explained by a deviation kept for another class.
     pub covered: bool,
 }
@@ -75,6 +79,7 @@ pub fn explain(
         deviations: Vec::new(),
         screened: Vec::new(),
         kept: false,
+        alternatives: Vec::new(),
         covered: false,
     };
     let Some(rep) = cases.first() else {
@@ -86,10 +91,16 @@ pub fn explain(
         p.kept = true;
         return Ok(p);
     }
-    for cand in candidates(rep, profile, base, opts) {
+    let base_before = base.clone();
+    for cand in candidates(rep, profile, &base_before, opts) {
+        if p.kept && cand.devs.len() > p.deviations.len() {
+            break;
+        }
+        let Candidate {
+            devs: cand,
+            full: with,
+        } = cand;
         p.screened.push(cand.clone());
-        let mut with = base.clone();
-        with.extend(cand.iter().copied());
         let mut green = true;
         for f in cases.iter().take(CONFIRM_CASES) {
             if !confirm(f, profile, &with, target, opts)? {
@@ -98,47 +109,87 @@ pub fn explain(
             }
         }
         let names: Vec<&str> = cand.iter().map(|d| d.name).collect();
-        if green && diverges(rep, profile, base, target, opts)? {
+        if green && p.kept && cand == p.deviations {
+            // The same deviations in the other placement.
+        } else if green && p.kept {
+            let _ = writeln!(out, "  also fits: {} for {class}", names.join(" + "));
+            p.alternatives.push(cand);
+        } else if green && diverges(rep, profile, &base_before, target, opts)? {
             let _ = writeln!(out, "  kept: {} explains {class}", names.join(" + "));
             p.deviations = cand;
             p.kept = true;
             *base = with;
-            return Ok(p);
+        } else {
+            let _ = writeln!(
+                out,
+                "  screened but not confirmed: {} for {class}",
+                names.join(" + ")
+            );
         }
-        let _ = writeln!(
-            out,
-            "  screened but not confirmed: {} for {class}",
-            names.join(" + ")
-        );
     }
     Ok(p)
 }
 
+/// A candidate: the deviations it adds, and the whole baseline with them
+/// in place (outermost first: before the baseline so far, or after it).
+struct Candidate {
+    devs: Vec<&'static Deviation>,
+    full: Vec<&'static Deviation>,
+}
+
+/// `cand` outermost, then innermost, around `base` (once when `base` is
+/// empty): a hook that must see the request first goes first.
+fn placements(base: &[&'static Deviation], cand: &[&'static Deviation]) -> Vec<Candidate> {
+    let mut outer = cand.to_vec();
+    outer.extend(base.iter().copied());
+    let mut inner = base.to_vec();
+    inner.extend(cand.iter().copied());
+    let mut out = vec![Candidate {
+        devs: cand.to_vec(),
+        full: inner,
+    }];
+    if !base.is_empty() {
+        out.push(Candidate {
+            devs: cand.to_vec(),
+            full: outer,
+        });
+    }
+    out
+}
+
 /// The candidates that pass the offline screen, singles first, then pairs,
-/// then triples of the deviations relevant to the class.
+/// then triples of the deviations relevant to the class, each in both
+/// placements around the baseline so far.
 fn candidates(
     rep: &Found,
     profile: &Profile,
     base: &[&'static Deviation],
     opts: ExplainOptions,
-) -> Vec<Vec<&'static Deviation>> {
+) -> Vec<Candidate> {
     let Some((at, d)) = rep.best.divergence.as_ref() else {
         return Vec::new();
     };
     let steps = rep.shrunk_steps();
+    let fits = |full: &[&'static Deviation]| match shown(&steps, profile, base, full, opts) {
+        Some((i, c)) if i == *at && c.kind == d.class.kind => {
+            if c.facts() == d.class.facts() && answers_match(rep, profile, full) {
+                Some(true)
+            } else {
+                Some(!c.facts().is_disjoint(&d.class.facts()))
+            }
+        }
+        _ => None,
+    };
     let fresh: Vec<&'static Deviation> = deviate::all().filter(|d| !base.contains(d)).collect();
     let mut passed = Vec::new();
     let mut relevant = Vec::new();
     for &dev in &fresh {
-        match shown(&steps, profile, base, &[dev], opts) {
-            Some((i, c)) if i == *at && c.kind == d.class.kind => {
-                if c.facts() == d.class.facts() && answers_match(rep, profile, base, &[dev]) {
-                    passed.push(vec![dev]);
-                } else if !c.facts().is_disjoint(&d.class.facts()) {
-                    relevant.push(dev);
-                }
+        for c in placements(base, &[dev]) {
+            match fits(&c.full) {
+                Some(true) => passed.push(c),
+                Some(false) if !relevant.contains(&dev) => relevant.push(dev),
+                _ => {}
             }
-            _ => {}
         }
     }
     if !passed.is_empty() || opts.max_together < 2 {
@@ -166,33 +217,29 @@ fn candidates(
         }
     }
     for cand in combos {
-        if passed.iter().any(|p: &Vec<_>| p.len() < cand.len()) {
+        if passed.iter().any(|p: &Candidate| p.devs.len() < cand.len()) {
             // A smaller combination already explains it.
             break;
         }
-        let ok = matches!(
-            shown(&steps, profile, base, &cand, opts),
-            Some((i, c)) if i == *at && c.kind == d.class.kind && c.facts() == d.class.facts()
-        ) && answers_match(rep, profile, base, &cand);
-        if ok {
-            passed.push(cand);
+        for c in placements(base, &cand) {
+            if fits(&c.full) == Some(true) {
+                passed.push(c);
+            }
         }
     }
     passed
 }
 
-/// Where and how the catalogue's model with `base` and `cand` departs from
-/// the model with `base` alone on `steps`, in this process.
+/// Where and how the catalogue's model with the deviations `full` departs
+/// from the model with `base` alone on `steps`, in this process.
 fn shown(
     steps: &[Step],
     profile: &Profile,
     base: &[&'static Deviation],
-    cand: &[&'static Deviation],
+    full: &[&'static Deviation],
     opts: ExplainOptions,
 ) -> Option<(usize, DiffClass)> {
-    let mut full = base.to_vec();
-    full.extend(cand.iter().copied());
-    let mut t = LocalTarget::new(server(profile, full));
+    let mut t = LocalTarget::new(server(profile, full.to_vec()));
     let mut checker = Checker::with_deviations(profile.clone(), base.to_vec());
     let ex = execute(
         &mut t,
@@ -216,17 +263,10 @@ fn server(profile: &Profile, deviations: Vec<&'static Deviation>) -> LocalServer
     )
 }
 
-/// Whether the catalogue's model with `base` and `cand` answers every step
-/// of the shrunk trace as the target did.
-fn answers_match(
-    rep: &Found,
-    profile: &Profile,
-    base: &[&'static Deviation],
-    cand: &[&'static Deviation],
-) -> bool {
-    let mut full = base.to_vec();
-    full.extend(cand.iter().copied());
-    let mut s = server(profile, full);
+/// Whether the catalogue's model with the deviations `full` answers every
+/// step of the shrunk trace as the target did.
+fn answers_match(rep: &Found, profile: &Profile, full: &[&'static Deviation]) -> bool {
+    let mut s = server(profile, full.to_vec());
     rep.best.lines.iter().all(|l| match &l.step.op {
         Op::Request(r) => {
             let env = s.handle(r, l.step.now, "triage");

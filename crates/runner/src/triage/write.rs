@@ -142,6 +142,17 @@ pub fn table(t: &Triage) -> String {
         );
         let absorbed = if p.covered {
             "a deviation kept for another class".to_string()
+        } else if p.kept && !p.alternatives.is_empty() {
+            let alts: Vec<String> = p
+                .alternatives
+                .iter()
+                .map(|a| format!("`{}`", names(a)))
+                .collect();
+            format!(
+                "`{}` (also fits, not told apart by these cases: {})",
+                names(&p.deviations),
+                alts.join(", ")
+            )
         } else if p.kept {
             format!("`{}`", names(&p.deviations))
         } else {
