@@ -283,7 +283,7 @@ fn answers_match(rep: &Found, profile: &Profile, full: &[&'static Deviation]) ->
 
 /// The target, reset and replayed through the checker with `devs`, passes
 /// the shrunk trace and the case's steps up to its divergence.
-fn confirm(
+pub fn confirm(
     f: &Found,
     profile: &Profile,
     devs: &[&'static Deviation],

@@ -205,6 +205,25 @@ pub fn triage(
             }
             proposals.insert(class.clone(), p);
         }
+        // A residue class of an earlier round that what was kept since
+        // explains (its shrunk trace and its case pass) is residue no more.
+        let seen: Vec<&String> = classes.iter().map(|(c, _)| c).collect();
+        let earlier: Vec<String> = residue
+            .keys()
+            .filter(|c| !seen.contains(c))
+            .cloned()
+            .collect();
+        for class in earlier {
+            let f = &residue[&class];
+            if explain::confirm(f, &profile, &baseline, target.as_mut(), opts)? {
+                let _ = writeln!(out, "  {class}: explained by what was kept since");
+                residue.remove(&class);
+                if let Some(p) = proposals.get_mut(&class) {
+                    p.kept = true;
+                    p.covered = true;
+                }
+            }
+        }
         let explored = explore.len();
         for (class, f) in &residue {
             let kind = rollup::kind_of(f);
