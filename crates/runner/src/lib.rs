@@ -36,4 +36,5 @@ pub mod snapshot;
 pub mod stress;
 pub mod target;
 pub mod trace;
+pub mod triage;
 pub mod verify;

@@ -605,6 +605,19 @@ const NUMERIC: &[Numeric] = &[
         lo: None,
         hi: u64::MAX,
     },
+    n("triage", "seed", 0, u64::MAX),
+    n("triage", "cases", 1, 1_000_000),
+    n("triage", "steps", 1, 1_000_000),
+    n("triage", "rounds", 1, 20),
+    n("triage", "shrink-time", 0, 86_400),
+    n("triage", "together", 1, 3),
+    n("triage", "retry-timeout", 0, 86_400_000),
+    Numeric {
+        command: "triage",
+        flag: "timeout-ms",
+        lo: None,
+        hi: u64::MAX,
+    },
 ];
 
 /// The flags that take a value that is no number.
@@ -641,6 +654,7 @@ const COMMANDS: &[&str] = &[
     "check-history",
     "races",
     "replay-history",
+    "triage",
 ];
 
 /// Every flag of `command` that takes a value, from its `--help`.
@@ -711,6 +725,16 @@ fn around(command: &str, files: &std::path::Path) -> (Vec<Vec<String>>, Taken) {
                 s(&["--steps", "1"]),
                 s(&["--no-progress"]),
                 s(&["--out-dir", &dir]),
+            ],
+            fault,
+        ),
+        "triage" => (
+            vec![
+                s(&["triage"]),
+                s(&["--target", &refused]),
+                s(&["--cases", "1"]),
+                s(&["--steps", "1"]),
+                s(&["--out", &dir]),
             ],
             fault,
         ),

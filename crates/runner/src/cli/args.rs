@@ -67,6 +67,10 @@ pub enum Command {
     /// Re-run a saved history (the counterexample a stress run saved)
     /// against a target, and check it again.
     ReplayHistory(ReplayHistoryArgs),
+    /// Triage a new server: roll every divergence up by what differs and
+    /// propose its profile, dialect rules and baseline (the first command
+    /// to run against a new server).
+    Triage(TriageArgs),
 }
 
 /// `conform merge-reports`.
@@ -108,6 +112,37 @@ pub struct ReplayHistoryArgs {
     /// Configurations one epoch's search may explore before it gives up.
     #[arg(long, default_value_t = 2_000_000, value_parser = within::<u64>(1, u64::MAX))]
     pub search_budget: u64,
+}
+
+/// `conform triage`.
+#[derive(Args, Debug)]
+pub struct TriageArgs {
+    /// Target and comparison options (the profile given is the first
+    /// round's; default: the spec's).
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Where the proposed files, the triage table, the residue's scaffolds
+    /// and the traces go.
+    #[arg(long, default_value = "traces/triage")]
+    pub out: PathBuf,
+    /// Run seed of every round.
+    #[arg(long, default_value_t = 1, value_parser = within::<u64>(0, u64::MAX))]
+    pub seed: u64,
+    /// Cases per round.
+    #[arg(long, default_value_t = 20, value_parser = within::<u64>(1, MAX_CASES))]
+    pub cases: u64,
+    /// Steps per case.
+    #[arg(long, default_value_t = 60, value_parser = within::<usize>(1, MAX_STEPS))]
+    pub steps: usize,
+    /// At most this many rounds (campaigns).
+    #[arg(long, default_value_t = 8, value_parser = within::<usize>(1, 20))]
+    pub rounds: usize,
+    /// Time budget of each shrink, in seconds.
+    #[arg(long, default_value_t = 10, value_parser = within::<u64>(0, MAX_SHRINK_SECS))]
+    pub shrink_time: u64,
+    /// At most this many catalogue deviations together in one proposal.
+    #[arg(long, default_value_t = 3, value_parser = within::<usize>(1, 3))]
+    pub together: usize,
 }
 
 /// `conform races`.

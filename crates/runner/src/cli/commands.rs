@@ -56,6 +56,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Failure> {
         Command::Races(a) => super::stress::races_cmd(a),
         Command::MergeReports(a) => merge_reports_cmd(a),
         Command::ReplayHistory(a) => super::stress::replay_history_cmd(a),
+        Command::Triage(a) => super::triage::triage_cmd(a),
     }
 }
 

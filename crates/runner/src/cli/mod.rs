@@ -5,6 +5,7 @@ mod args;
 mod commands;
 mod error;
 mod stress;
+mod triage;
 
 use std::process::ExitCode;
 

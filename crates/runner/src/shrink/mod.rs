@@ -2,8 +2,8 @@
 //!
 //! Every candidate is checked for real: the target is reset and the
 //! candidate replayed with its own `now` values; it is kept only if it
-//! still diverges **on the same departure** (the same step kind, and at
-//! least one difference of the original divergence),
+//! still diverges **on the same departure** (the same step kind, and
+//! every difference of the original divergence, more allowed),
 //! so shrinking stays on the same kind of departure, and only if it is
 //! smaller (fewer steps, then a shorter time span, then deadlines nearer
 //! their steps, then fewer bytes).
@@ -96,14 +96,15 @@ pub fn size(steps: &[Step]) -> (usize, u64, u64, usize) {
 }
 
 /// Whether a candidate's class keeps to the original departure: the same
-/// step kind and at least one fact ([`DiffClass::facts`]) of the original
-/// divergence. A
-/// smaller trace often shows the same bug with other side effects (the
-/// task's lease still armed where the original's task had been halted),
-/// and the shrinker follows it there; a candidate that shares nothing with
-/// the original is another departure and is never kept.
+/// step kind and every fact ([`DiffClass::facts`]) of the original
+/// divergence (a status change, a data path, a field of a component). A
+/// smaller trace may show more (the task's lease still armed where the
+/// original's task had been halted), and the shrinker follows it there;
+/// one that loses a fact shows less of the departure it set out to keep
+/// (a class naming a status, a value and a retry timeout shrunk to one
+/// naming the status alone is another class), and is never kept.
 fn same_departure(candidate: &DiffClass, origin: &DiffClass) -> bool {
-    candidate.kind == origin.kind && !candidate.facts().is_disjoint(&origin.facts())
+    candidate.kind == origin.kind && candidate.facts().is_superset(&origin.facts())
 }
 
 /// Which candidates a pass keeps (when they diverge the same way).
@@ -271,5 +272,54 @@ pub fn shrink(
         elapsed: started.elapsed(),
         timed_out,
         fault: s.fault,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Difference;
+    use crate::compare::StateChange;
+
+    fn class(what: Vec<Difference>) -> DiffClass {
+        DiffClass {
+            kind: "promise.create".into(),
+            what,
+        }
+    }
+
+    #[test]
+    fn a_candidate_keeps_every_fact_of_the_class_it_set_out_to_keep() {
+        let status = Difference::Status {
+            model: Some(200),
+            target: Some(201),
+        };
+        let state = |component: &str, field: &str| Difference::State {
+            component: component.into(),
+            change: StateChange::Fields(vec![field.into()]),
+        };
+        let origin = class(vec![
+            status.clone(),
+            state("promises", "value"),
+            state("taskTimeouts", "timeout"),
+        ]);
+        // The status alone, or the status and the value: another class.
+        assert!(!same_departure(&class(vec![status.clone()]), &origin));
+        assert!(!same_departure(
+            &class(vec![status.clone(), state("promises", "value")]),
+            &origin
+        ));
+        // Everything, and a side effect more: the same departure.
+        let more = class(vec![
+            status,
+            state("promises", "value"),
+            state("taskTimeouts", "timeout"),
+            state("messages", "message"),
+        ]);
+        assert!(same_departure(&more, &origin));
+        assert!(same_departure(&origin, &origin));
+        let mut other_kind = origin.clone();
+        other_kind.kind = "task.create".into();
+        assert!(!same_departure(&other_kind, &origin));
     }
 }

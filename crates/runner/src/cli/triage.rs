@@ -1,0 +1,151 @@
+//! `conform triage`: parse, call [`runner::triage::triage`], write its
+//! files, print the figures, map the outcome to an exit code.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::Duration;
+
+use runner::report::Verdict;
+use runner::target::{HttpTarget, Target};
+use runner::triage::{self, names, write, TriageConfig};
+
+use super::args::TriageArgs;
+use super::commands::{setup, Recorded};
+use super::error::{fault, Failure};
+
+/// `println!` that does not panic when stdout is closed.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+pub(super) fn triage_cmd(a: TriageArgs) -> Result<Verdict, Failure> {
+    let s = setup(&a.target, &Recorded::default())?;
+    let cfg = TriageConfig {
+        seed: a.seed,
+        cases: a.cases,
+        steps: a.steps,
+        rounds: a.rounds,
+        shrink_time: Duration::from_secs(a.shrink_time),
+        max_together: a.together,
+        check_state: s.reach.check_state,
+        out: a.out.clone(),
+        profile: s.profile.clone(),
+        target_name: s.url.clone(),
+    };
+    say!(
+        "conform {} (spec {}) triage: seed {} cases {} steps {} rounds {} together {} target {} profile {} retry-timeout {} state {} shrink {}s timeout-ms {} out {}",
+        env!("CARGO_PKG_VERSION"),
+        model::SPEC_COMMIT,
+        cfg.seed,
+        cfg.cases,
+        cfg.steps,
+        cfg.rounds,
+        cfg.max_together,
+        if s.reach.target.is_none() { format!("{} (embedded)", s.url) } else { s.url.clone() },
+        s.profile.name,
+        s.retry,
+        if cfg.check_state { "on" } else { "off" },
+        a.shrink_time,
+        s.reach.timeout_ms,
+        cfg.out.display()
+    );
+    let (url, timeout, remote) = (
+        s.url.clone(),
+        Duration::from_millis(s.reach.timeout_ms),
+        s.reach.allow_remote,
+    );
+    let mut connect =
+        |p: &runner::profile::Profile| -> Result<Box<dyn Target>, runner::target::TargetError> {
+            let t = if remote {
+                HttpTarget::any_host(&url, timeout)
+            } else {
+                HttpTarget::new(&url, timeout)
+            }
+            .map_err(|e| runner::target::TargetError::Unreachable(e.to_string()))?;
+            Ok(Box::new(t.with_dialect(p.dialect.clone())))
+        };
+    let mut out = std::io::stdout();
+    let t = triage::triage(&cfg, &mut connect, &mut out).map_err(|e| fault(format!("{e}")))?;
+    let written = write::write_all(&t, &cfg.out, &cfg.target_name).map_err(Failure::Io)?;
+    print_summary(&t);
+    for p in &written {
+        say!("wrote {}", p.display());
+    }
+    let green = t.residue.is_empty() && t.last().is_some_and(|c| c.found.is_empty());
+    if green {
+        say!("green: the proposed profile and baseline leave no divergence");
+        Ok(Verdict::Clean)
+    } else {
+        say!(
+            "{} residue classes: fill in the scaffolds under {}/residue, or check the proposed files with: conform run --target {} --profile {}/profile.json --baseline {}/baseline.json",
+            t.residue.len(),
+            cfg.out.display(),
+            s.url,
+            cfg.out.display(),
+            cfg.out.display()
+        );
+        Ok(Verdict::Diverged)
+    }
+}
+
+/// The figures: rounds, classes by kind, proposed against kept, residue.
+fn print_summary(t: &triage::Triage) {
+    say!(
+        "triage: {} rounds in {:.1}s",
+        t.rounds.len(),
+        t.elapsed.as_secs_f64()
+    );
+    for (i, r) in t.rounds.iter().enumerate() {
+        say!(
+            "  round {}: {} of {} cases diverged, {} findings",
+            i + 1,
+            r.campaign.found.len(),
+            r.campaign.cases,
+            r.rows.len()
+        );
+    }
+    let mut by_kind: BTreeMap<String, usize> = BTreeMap::new();
+    for p in &t.proposals {
+        let kind = p.class.split(' ').next().unwrap_or_default().to_string();
+        *by_kind.entry(kind).or_default() += 1;
+    }
+    let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    say!("behavioural classes by kind: {}", kinds.join(", "));
+    let screened = t
+        .proposals
+        .iter()
+        .filter(|p| !p.screened.is_empty())
+        .count();
+    let kept = t.proposals.iter().filter(|p| p.kept && !p.covered).count();
+    let covered = t.proposals.iter().filter(|p| p.covered).count();
+    say!(
+        "proposed (passed the offline screen) for {screened} classes, kept {kept} (and {covered} explained by those), residue {}",
+        t.residue.len()
+    );
+    say!(
+        "profile: retry timeout {}, left out [{}], {} spelling rules",
+        t.profile.retry_timeout,
+        t.profile.omit_kinds.join(", "),
+        t.draft.rules.len()
+    );
+    for r in &t.draft.rules {
+        say!("  rule {}", write::rule_json(r));
+    }
+    for (r, why) in &t.draft.refused {
+        say!(
+            "  not a rule (left to behaviour) {}: {why}",
+            write::rule_json(r)
+        );
+    }
+    for (kind, class) in &t.explored {
+        say!(
+            "  explored past residue `{class}` by leaving out {kind} (not in the proposed profile)"
+        );
+    }
+    say!("baseline (outermost first): [{}]", names(&t.baseline));
+    for (class, f) in &t.residue {
+        say!("  residue: {class} ({} shrunk)", f.shrunk.display());
+    }
+}

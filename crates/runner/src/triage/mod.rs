@@ -1,0 +1,258 @@
+//! `conform triage`: the first command a new user runs against a new
+//! server. Campaigns of generated cases are rolled up by what differs
+//! ([`findings`], [`rollup`]); from that the triage proposes what the spec
+//! leaves open and the spelling ([`draft`]: a profile and dialect rules),
+//! runs again with them, and then infers a baseline from the catalogue
+//! ([`explain`]: each behavioural class's deviations, screened offline and
+//! confirmed by reruns). What no catalogue entry explains is the residue,
+//! each class with a scaffolded deviation ([`scaffold`]); [`write`] puts
+//! the profile, the baseline, the triage table and the scaffolds in the
+//! output directory.
+//!
+//! Rounds: a round whose rollup proposes a new setting or spelling rule
+//! runs again with it before any behaviour is judged (a class mixing
+//! spelling with behaviour is judged once the spelling is read); a round
+//! whose classes are all behaviour explains them, and runs again with what
+//! was kept, to reach what those departures hid. A residue class ends every
+//! case that meets it, so the next rounds leave its request kind out of
+//! generation (exploration only: never in the proposed profile, which can
+//! not hide what the spec defines) to reach what it hid. It stops when a
+//! round keeps nothing new and leaves nothing new out, or after the rounds
+//! budget.
+
+pub mod campaign;
+pub mod draft;
+pub mod explain;
+pub mod findings;
+pub mod rollup;
+pub mod scaffold;
+pub mod write;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use deviate::Deviation;
+
+use crate::profile::Profile;
+use crate::target::{Target, TargetError};
+use campaign::{campaign, Campaign, CampaignSpec, Found};
+use draft::Draft;
+use explain::{explain, ExplainOptions, Proposal};
+use rollup::Row;
+
+/// Everything `conform triage` was asked.
+#[derive(Clone, Debug)]
+pub struct TriageConfig {
+    /// Run seed of every campaign.
+    pub seed: u64,
+    /// Cases per campaign.
+    pub cases: u64,
+    /// Steps per case.
+    pub steps: usize,
+    /// At most this many campaigns.
+    pub rounds: usize,
+    /// Time budget of each shrink.
+    pub shrink_time: Duration,
+    /// At most this many deviations together in a proposal (1–3).
+    pub max_together: usize,
+    /// Compare state.
+    pub check_state: bool,
+    /// Where everything is written.
+    pub out: PathBuf,
+    /// The profile the first campaign runs under (the spec's, or the one
+    /// given).
+    pub profile: Profile,
+    /// What the target is, for the baseline's `target` field.
+    pub target_name: String,
+}
+
+/// One campaign and what was made of it.
+#[derive(Debug)]
+pub struct Round {
+    /// Its profile's name, retry timeout and left-out kinds.
+    pub profile: Profile,
+    /// The baseline it ran with.
+    pub baseline: Vec<&'static Deviation>,
+    /// What it saw.
+    pub campaign: Campaign,
+    /// Its rollup by finding.
+    pub rows: Vec<Row>,
+}
+
+/// The triage's result.
+#[derive(Debug)]
+pub struct Triage {
+    /// Every round, in order.
+    pub rounds: Vec<Round>,
+    /// The proposed settings and spelling.
+    pub draft: Draft,
+    /// The proposed profile.
+    pub profile: Profile,
+    /// The proposed baseline's deviations, outermost first.
+    pub baseline: Vec<&'static Deviation>,
+    /// What the inference made of every behavioural class.
+    pub proposals: Vec<Proposal>,
+    /// The residue: classes nothing explained, with a case of each.
+    pub residue: Vec<(String, Found)>,
+    /// Kinds the later rounds left out to explore past residue (kind →
+    /// the class), never in the proposed profile.
+    pub explored: BTreeMap<String, String>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl Triage {
+    /// The last round's campaign: the run with everything proposed.
+    pub fn last(&self) -> Option<&Campaign> {
+        self.rounds.last().map(|r| &r.campaign)
+    }
+}
+
+/// Connects to the target read through a profile's dialect (the draft's
+/// spelling rules in it).
+pub type Connect<'a> = dyn FnMut(&Profile) -> Result<Box<dyn Target>, TargetError> + 'a;
+
+/// Run the triage. A target fault ends it (exit 3).
+pub fn triage(
+    cfg: &TriageConfig,
+    connect: &mut Connect,
+    out: &mut dyn Write,
+) -> Result<Triage, TargetError> {
+    let started = Instant::now();
+    let mut draft = Draft::default();
+    let mut baseline: Vec<&'static Deviation> = Vec::new();
+    let mut rounds = Vec::new();
+    let mut proposals: BTreeMap<String, Proposal> = BTreeMap::new();
+    let mut residue: BTreeMap<String, Found> = BTreeMap::new();
+    let name = "triage";
+    // Kinds left out to explore past residue, with the class that did it.
+    let mut explore: BTreeMap<String, String> = BTreeMap::new();
+    for r in 0..cfg.rounds {
+        let mut profile = draft.profile(&cfg.profile, name);
+        for (k, class) in &explore {
+            if !profile.omit_kinds.contains(k) {
+                profile.omit_kinds.push(k.clone());
+                profile.reasons.insert(
+                    format!("omitKinds.{k}"),
+                    format!("exploring past residue `{class}`"),
+                );
+            }
+        }
+        let mut target = connect(&profile)?;
+        let spec = CampaignSpec {
+            seed: cfg.seed,
+            cases: cfg.cases,
+            steps: cfg.steps,
+            check_state: cfg.check_state,
+            shrink_time: cfg.shrink_time,
+            dir: cfg.out.join(format!("round-{}", r + 1)),
+        };
+        let _ = writeln!(
+            out,
+            "round {}: {} cases × {} steps, retry timeout {}, {} kinds left out, {} spelling rules, baseline [{}]",
+            r + 1,
+            cfg.cases,
+            cfg.steps,
+            profile.retry_timeout,
+            profile.omit_kinds.len(),
+            draft.rules.len(),
+            names(&baseline)
+        );
+        let c = campaign(&spec, &profile, &baseline, target.as_mut(), out)?;
+        let rows = rollup::by_finding(&c, profile.retry_timeout, &baseline);
+        let more = draft::propose(&rows, &c, &profile, &draft);
+        let before = (draft.retry_timeout, draft.omit.len(), draft.rules.len());
+        let mut merged = draft.clone();
+        merged.merge(more);
+        let grew = (merged.retry_timeout, merged.omit.len(), merged.rules.len()) != before;
+        let classes: Vec<(String, Vec<Found>)> = rollup::by_class(&c)
+            .into_iter()
+            .map(|(k, v)| (k, v.into_iter().cloned().collect()))
+            .collect();
+        rounds.push(Round {
+            profile: profile.clone(),
+            baseline: baseline.clone(),
+            campaign: c,
+            rows,
+        });
+        if grew {
+            // Judge behaviour once the settings and spelling are read.
+            draft = merged;
+            continue;
+        }
+        let kept_before = baseline.len();
+        let opts = ExplainOptions {
+            max_together: cfg.max_together,
+            check_state: cfg.check_state,
+        };
+        for (class, cases) in &classes {
+            let refs: Vec<&Found> = cases.iter().collect();
+            let p = explain(
+                class,
+                &refs,
+                &profile,
+                &mut baseline,
+                target.as_mut(),
+                opts,
+                out,
+            )?;
+            if p.kept {
+                residue.remove(class);
+            } else {
+                residue.insert(class.clone(), cases[0].clone());
+            }
+            proposals.insert(class.clone(), p);
+        }
+        // A residue class of an earlier round that what was kept since
+        // explains (its shrunk trace and its case pass) is residue no more.
+        let seen: Vec<&String> = classes.iter().map(|(c, _)| c).collect();
+        let earlier: Vec<String> = residue
+            .keys()
+            .filter(|c| !seen.contains(c))
+            .cloned()
+            .collect();
+        for class in earlier {
+            let f = &residue[&class];
+            if explain::confirm(f, &profile, &baseline, target.as_mut(), opts)? {
+                let _ = writeln!(out, "  {class}: explained by what was kept since");
+                residue.remove(&class);
+                if let Some(p) = proposals.get_mut(&class) {
+                    p.kept = true;
+                    p.covered = true;
+                }
+            }
+        }
+        let explored = explore.len();
+        for (class, f) in &residue {
+            let kind = rollup::kind_of(f);
+            let left = model::api::KINDS
+                .iter()
+                .filter(|k| !profile.omit_kinds.contains(&k.to_string()))
+                .count();
+            if kind != "debug.tick" && left > 1 && !explore.contains_key(&kind) {
+                explore.insert(kind, class.clone());
+            }
+        }
+        if baseline.len() == kept_before && explore.len() == explored {
+            break;
+        }
+    }
+    let profile = draft.profile(&cfg.profile, name);
+    Ok(Triage {
+        rounds,
+        draft,
+        profile,
+        baseline,
+        proposals: proposals.into_values().collect(),
+        residue: residue.into_iter().collect(),
+        explored: explore,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Deviation names joined for a line of output.
+pub fn names(devs: &[&'static Deviation]) -> String {
+    devs.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+}

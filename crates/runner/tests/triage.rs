@@ -1,0 +1,296 @@
+//! `conform triage` proposes what a target departs in: against the
+//! reference server with planted deviations (one, and two) it proposes
+//! exactly those and leaves no residue; against the clean reference it
+//! proposes nothing; a spelling difference becomes a dialect rule, never a
+//! deviation; and a departure the catalogue lacks is residue, with a
+//! scaffolded deviation whose witness is its shrunk trace.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use deviate::Deviation;
+use gen::Step;
+use model::state::ServerConfig;
+use runner::profile::Profile;
+use runner::snapshot::Snap;
+use runner::target::{Dialect, LocalServer, LocalTarget, Target, TargetError};
+use runner::triage::draft::Rule;
+use runner::triage::findings::Place;
+use runner::triage::{triage, Triage, TriageConfig};
+
+mod common;
+
+/// `conform triage` over HTTP against `conform serve --mutant X`: it
+/// proposes X, writes files that load, and exits 0 (green with them).
+#[test]
+fn the_command_proposes_the_mutant_a_server_carries() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_conform");
+    let (mut server, url) = common::spawn_listening(std::process::Command::new(bin).args([
+        "serve",
+        "--port",
+        "0",
+        "--mutant",
+        "task-create-reacquire-no-bump",
+    ]));
+    let o = std::process::Command::new(bin)
+        .args([
+            "triage", "--target", &url, "--cases", "10", "--steps", "40", "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("green:"), "{stdout}");
+    let (b, devs) =
+        runner::baseline::Baseline::load(dir.path().join("baseline.json").to_str().unwrap())
+            .unwrap();
+    assert_eq!(b.deviations, ["task-create-reacquire-no-bump"]);
+    assert_eq!(devs.len(), 1);
+    Profile::load(dir.path().join("profile.json").to_str().unwrap()).unwrap();
+    let table = std::fs::read_to_string(dir.path().join("TRIAGE.md")).unwrap();
+    assert!(
+        table.contains("| file | handler | Lean | spec |"),
+        "{table}"
+    );
+}
+
+fn config(dir: &std::path::Path) -> TriageConfig {
+    TriageConfig {
+        seed: 1,
+        cases: 10,
+        steps: 40,
+        rounds: 4,
+        shrink_time: Duration::from_secs(5),
+        max_together: 3,
+        check_state: true,
+        out: dir.to_path_buf(),
+        profile: Profile::default(),
+        target_name: "test".into(),
+    }
+}
+
+fn server(devs: &[&str]) -> LocalServer {
+    let devs: Vec<&'static Deviation> = deviate::catalogue::resolve(devs).unwrap();
+    LocalServer::new(ServerConfig::default(), devs, false)
+}
+
+/// Triage an in-process target made fresh for every round.
+fn triage_of(make: impl Fn() -> Box<dyn Target>) -> (Triage, tempfile::TempDir) {
+    triage_read(|_| make())
+}
+
+/// As [`triage_of`], the target made knowing the round's dialect.
+fn triage_read(make: impl Fn(&Dialect) -> Box<dyn Target>) -> (Triage, tempfile::TempDir) {
+    triage_sized(10, 40, make)
+}
+
+/// As [`triage_read`], with `cases` × `steps` per round.
+fn triage_sized(
+    cases: u64,
+    steps: usize,
+    make: impl Fn(&Dialect) -> Box<dyn Target>,
+) -> (Triage, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut connect =
+        |p: &Profile| -> Result<Box<dyn Target>, TargetError> { Ok(make(&p.dialect)) };
+    let cfg = TriageConfig {
+        cases,
+        steps,
+        ..config(dir.path())
+    };
+    let t = triage(&cfg, &mut connect, &mut std::io::sink()).unwrap();
+    (t, dir)
+}
+
+fn names(t: &Triage) -> Vec<&'static str> {
+    t.baseline.iter().map(|d| d.name).collect()
+}
+
+#[test]
+fn triage_proposes_the_deviation_the_target_has() {
+    let (t, dir) =
+        triage_of(|| Box::new(LocalTarget::new(server(&["task-create-reacquire-no-bump"]))));
+    assert_eq!(names(&t), ["task-create-reacquire-no-bump"]);
+    assert!(t.residue.is_empty(), "{:?}", t.residue);
+    assert!(t.draft.is_empty(), "{:?}", t.draft);
+    assert!(
+        t.last().unwrap().found.is_empty(),
+        "the run with it is green"
+    );
+    assert!(
+        !t.rounds[0].campaign.found.is_empty(),
+        "the run without it is not"
+    );
+    let written = runner::triage::write::write_all(&t, dir.path(), "test").unwrap();
+    let b: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("baseline.json")).unwrap())
+            .unwrap();
+    assert_eq!(b["deviations"][0], "task-create-reacquire-no-bump");
+    assert!(written.iter().any(|p| p.ends_with("TRIAGE.md")));
+    // What it wrote loads as a profile and a baseline.
+    Profile::load(dir.path().join("profile.json").to_str().unwrap()).unwrap();
+    runner::baseline::Baseline::load(dir.path().join("baseline.json").to_str().unwrap()).unwrap();
+}
+
+#[test]
+fn triage_proposes_both_deviations_the_target_has() {
+    let (t, _dir) = triage_of(|| {
+        Box::new(LocalTarget::new(server(&[
+            "timer-without-target-unarmed",
+            "release-bumps-version",
+        ])))
+    });
+    let mut got = names(&t);
+    got.sort();
+    assert_eq!(
+        got,
+        ["release-bumps-version", "timer-without-target-unarmed"]
+    );
+    assert!(t.residue.is_empty(), "{:?}", t.residue);
+    assert!(t.last().unwrap().found.is_empty());
+}
+
+#[test]
+fn triage_of_the_reference_proposes_nothing() {
+    let (t, _dir) = triage_of(|| Box::new(LocalTarget::new(server(&[]))));
+    assert!(t.baseline.is_empty());
+    assert!(t.residue.is_empty());
+    assert!(t.draft.is_empty(), "{:?}", t.draft);
+    assert!(t.proposals.is_empty());
+    assert_eq!(t.rounds.len(), 1);
+}
+
+/// The reference server spelling `promise.create`'s 200 as 201 and adding
+/// a `promiseId` to the task records it answers (as the Python SDK's does),
+/// read through a dialect as an `HttpTarget` reads its answers.
+struct Respelled(LocalTarget, Dialect);
+
+impl Target for Respelled {
+    fn describe(&self) -> String {
+        "respelled".into()
+    }
+    fn start(&mut self) -> Result<(), TargetError> {
+        self.0.start()
+    }
+    fn reset(&mut self) -> Result<(), TargetError> {
+        self.0.reset()
+    }
+    fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError> {
+        let mut res = self.0.send(step)?;
+        if let Some(env) = res.as_mut() {
+            if env["kind"] == "promise.create" && env["head"]["status"] == 200 {
+                env["head"]["status"] = 201.into();
+            }
+            if let Some(task) = env["data"].get_mut("task").filter(|t| t.is_object()) {
+                task["promiseId"] = task["id"].clone();
+            }
+            if let gen::Op::Request(r) = &step.op {
+                self.1.response(r, env);
+            }
+        }
+        Ok(res)
+    }
+    fn snap(&mut self) -> Result<Snap, TargetError> {
+        self.0.snap()
+    }
+}
+
+#[test]
+fn a_spelling_difference_gives_a_dialect_rule_and_no_deviation() {
+    let (t, _dir) = triage_read(|d| Box::new(Respelled(LocalTarget::new(server(&[])), d.clone())));
+    assert!(
+        t.draft.rules.contains(&Rule::Status {
+            kind: "promise.create".into(),
+            from: 201,
+            to: 200
+        }),
+        "{:?}",
+        t.draft.rules
+    );
+    assert!(
+        t.draft.rules.iter().any(
+            |r| matches!(r, Rule::Drop { at: Place::Response(_), path } if path == "task.promiseId")
+        ),
+        "{:?}",
+        t.draft.rules
+    );
+    assert!(t.baseline.is_empty(), "spelling is never a deviation");
+    // Read through the rules, the target is the reference again.
+    assert!(t.residue.is_empty(), "{:?}", t.residue);
+    assert!(t.last().unwrap().found.is_empty());
+    assert_eq!(t.profile.dialect.spec().rules.len(), t.draft.rules.len());
+}
+
+#[test]
+fn a_departure_the_catalogue_lacks_is_residue_with_a_scaffold() {
+    // Spelling the catalogue has no rule or deviation for: every
+    // `promise.get` answers a promise with an extra tag the spec defines
+    // no way to add (behaviour: `tags` is the user's).
+    struct Tagged(LocalTarget);
+    impl Target for Tagged {
+        fn describe(&self) -> String {
+            "tagged".into()
+        }
+        fn start(&mut self) -> Result<(), TargetError> {
+            self.0.start()
+        }
+        fn reset(&mut self) -> Result<(), TargetError> {
+            self.0.reset()
+        }
+        fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError> {
+            let mut res = self.0.send(step)?;
+            if let Some(env) = res.as_mut() {
+                if env["kind"] == "promise.get" && env["head"]["status"] == 200 {
+                    env["data"]["promise"]["tags"]["x-extra"] = "1".into();
+                }
+            }
+            Ok(res)
+        }
+        fn snap(&mut self) -> Result<Snap, TargetError> {
+            self.0.snap()
+        }
+    }
+    let (t, dir) = triage_of(|| Box::new(Tagged(LocalTarget::new(server(&[])))));
+    assert!(t.baseline.is_empty(), "{:?}", names(&t));
+    assert!(
+        t.draft.rules.is_empty(),
+        "a tag is the user's: {:?}",
+        t.draft.rules
+    );
+    let (class, f) = t.residue.first().expect("residue");
+    assert!(class.starts_with("promise.get"), "{class}");
+    runner::triage::write::write_all(&t, dir.path(), "test").unwrap();
+    let scaffold = std::fs::read_to_string(dir.path().join("residue/01.rs")).unwrap();
+    assert!(scaffold.contains("impl Hooks for Residue01"), "{scaffold}");
+    assert!(scaffold.contains("fn apply("), "{scaffold}");
+    // The witness is the shrunk trace, step for step.
+    for s in f.best.steps() {
+        assert!(
+            scaffold.contains(&format!("wire({}, ", s.now)),
+            "{scaffold}"
+        );
+    }
+}
+
+#[test]
+fn a_spec_field_a_target_loses_is_behaviour_not_spelling() {
+    // `settle-at-deadline` settles at `now == timeoutAt`: the task is
+    // fulfilled, its `pid` and `ttl` gone from the snapshot. That is the
+    // deviation, never a rule adding them back.
+    let (t, _dir) = triage_sized(20, 60, |_| {
+        Box::new(LocalTarget::new(server(&["settle-at-deadline"])))
+    });
+    assert!(t.draft.rules.is_empty(), "{:?}", t.draft.rules);
+    assert_eq!(names(&t), ["settle-at-deadline"]);
+    assert!(t.residue.is_empty(), "{:?}", t.residue);
+}
