@@ -45,6 +45,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("ts-eager", include_str!("../baselines/ts-eager.json")),
     ("ts-none", include_str!("../baselines/ts-none.json")),
     ("resonate", include_str!("../baselines/resonate.json")),
+    ("pg", include_str!("../baselines/pg.json")),
 ];
 
 impl Baseline {

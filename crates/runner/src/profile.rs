@@ -64,6 +64,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("resonate", include_str!("../profiles/resonate.json")),
     ("ts-eager", include_str!("../profiles/ts-eager.json")),
     ("ts-none", include_str!("../profiles/ts-none.json")),
+    ("pg", include_str!("../profiles/pg.json")),
 ];
 
 impl Profile {

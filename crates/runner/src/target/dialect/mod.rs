@@ -9,6 +9,7 @@
 //! sees canonical answers. One module per dialect, each difference named
 //! with an example in its doc.
 
+mod pg;
 mod ts;
 
 use serde::{Deserialize, Serialize};
@@ -24,6 +25,8 @@ pub enum Dialect {
     /// The TypeScript SDK's in-process server (`@resonatehq/sdk` 0.11.5)
     /// behind `scripts/ts-server`.
     Ts,
+    /// resonate-pg (`resonate.sql` 0.1.0) behind `scripts/pg-server`.
+    Pg,
 }
 
 impl Dialect {
@@ -32,6 +35,7 @@ impl Dialect {
         match self {
             Dialect::Resonate => {}
             Dialect::Ts => ts::response(kind, env),
+            Dialect::Pg => pg::response(kind, env),
         }
     }
 
@@ -40,12 +44,14 @@ impl Dialect {
         match self {
             Dialect::Resonate => {}
             Dialect::Ts => ts::snapshot(data),
+            Dialect::Pg => {}
         }
     }
 
-    /// Whether translation is the identity (the snapshot fast path then
-    /// reads the body straight into types).
+    /// Whether the snapshot's translation is the identity (the snapshot
+    /// fast path then reads the body straight into types): resonate-pg's
+    /// snapshot is built canonical by its shim.
     pub fn is_canonical(self) -> bool {
-        self == Dialect::Resonate
+        matches!(self, Dialect::Resonate | Dialect::Pg)
     }
 }
