@@ -148,9 +148,6 @@ class Cluster:
             if self.user is not None:
                 pw = pwd.getpwnam(self.user)
                 os.chown(self.dir, pw.pw_uid, pw.pw_gid)
-                if self.persistent:
-                    self.data.mkdir(parents=True, exist_ok=True)
-                    os.chown(self.data, pw.pw_uid, pw.pw_gid)
             self._start()
         except BaseException:
             self.stop()
@@ -184,6 +181,19 @@ class Cluster:
         data = self.data
         if self.reused:
             self._wait_for_old_postmaster()
+        elif self.persistent:
+            # initdb beside the directory, then one rename: a shim killed
+            # during initdb leaves no half-made cluster to be reused.
+            partial = data.with_name(data.name + ".initdb-partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir(parents=True)
+            if self.user is not None:
+                pw = pwd.getpwnam(self.user)
+                os.chown(partial, pw.pw_uid, pw.pw_gid)
+            self._run([str(self.bindir / "initdb"), "-D", str(partial), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+            if data.exists():
+                data.rmdir()  # empty (else refused in main); initdb's takes its place
+            partial.rename(data)
         else:
             self._run([str(self.bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
         logfile = open(self.dir / "postgres.log", "wb")  # noqa: SIM115 - kept open for the postmaster's life
@@ -212,11 +222,19 @@ class Cluster:
     def dsn(self) -> dict[str, Any]:
         return {"host": str(self.dir), "dbname": "postgres", "user": "postgres"}
 
+    def loaded(self) -> bool:
+        """Whether the database already holds resonate-pg's schema (a
+        persistent cluster loaded by an earlier shim)."""
+        with psycopg.connect(**self.dsn()) as c:
+            return c.execute("SELECT to_regproc('resonate.get_schema_version') IS NOT NULL").fetchone()[0]
+
     def load(self, sql: Path) -> None:
-        """`psql -f FILE`, as resonate-pg's README installs it."""
+        """`psql -f FILE`, as resonate-pg's README installs it, in one
+        transaction: a shim killed while loading leaves nothing half-loaded
+        in a persistent cluster (the next one loads it again)."""
         r = subprocess.run(
             [str(self.bindir / "psql"), "-h", str(self.dir), "-U", "postgres", "-d", "postgres",
-             "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(sql)],
+             "-X", "-q", "-1", "-v", "ON_ERROR_STOP=1", "-f", str(sql)],
             capture_output=True,
         )
         out = (r.stdout + r.stderr).decode(errors="replace").strip()
@@ -320,14 +338,15 @@ def main() -> None:
         usage_error(f"--sql {sql}: no such file")
     bindir = pg_bin(args.pg_bin)
     data_dir = Path(args.data_dir).resolve() if args.data_dir else None
-    if data_dir is not None and data_dir.exists() and not data_dir.is_dir():
-        usage_error(f"--data-dir {data_dir}: not a directory")
+    if data_dir is not None and data_dir.exists() and (
+            not data_dir.is_dir() or (not (data_dir / "PG_VERSION").is_file() and any(data_dir.iterdir()))):
+        usage_error(f"--data-dir {data_dir}: neither a cluster nor an empty directory")
     try:
         cluster = Cluster(bindir, args.log, data_dir)
     except RuntimeError as e:
         sys.exit(f"server.py: {e}")
     try:
-        if not cluster.reused:
+        if not (cluster.reused and cluster.loaded()):
             cluster.load(sql.resolve())
         shim = PgShim(cluster)
     except (RuntimeError, psycopg.Error) as e:
