@@ -2,8 +2,10 @@
 //! (`scripts/pg-server`): the debug surface the harness needs works (start,
 //! reset, a request, a tick, a snapshot with all ten components built from
 //! the schema's tables), a run against it ends in divergences, never in a
-//! target fault or a skipped component, and the cluster is gone when the
-//! shim stops.
+//! target fault or a skipped component, a run under its profile and
+//! baseline (`pg`) is green, what it acknowledged survives SIGKILLs of the
+//! shim and its persistent cluster (`--data-dir`), and the cluster is gone
+//! when the shim stops.
 //!
 //! Needs the user's `resonate.sql` (from their resonate-pg checkout, never
 //! committed or fetched here) in `RESONATE_PG_SQL`, the PostgreSQL server
