@@ -23,6 +23,7 @@ import glob
 import json
 import os
 import pwd
+import queue
 import shutil
 import signal
 import subprocess
@@ -120,10 +121,14 @@ def as_user(name: str | None):
 
 
 class Cluster:
-    """A throwaway PostgreSQL cluster in a temporary directory, reachable
-    only through its Unix socket there."""
+    """A PostgreSQL cluster reachable only through its Unix socket in a
+    temporary directory. Throwaway by default (the data in that directory,
+    removed at stop); with `data_dir` persistent: the data lives there, is
+    reused when it already holds a cluster, and is never removed, so a shim
+    killed with SIGKILL and started again on it finds every committed
+    transaction (README.md, "Crash and restart")."""
 
-    def __init__(self, bindir: Path, log: bool) -> None:
+    def __init__(self, bindir: Path, log: bool, data_dir: Path | None = None) -> None:
         self.bindir = bindir
         self.user = None
         if os.geteuid() == 0:
@@ -133,6 +138,10 @@ class Cluster:
                 usage_error("running as root, and there is no user `postgres` to run PostgreSQL as")
             self.user = "postgres"
         self.dir = Path(tempfile.mkdtemp(prefix="conform-pg-"))
+        self.persistent = data_dir is not None
+        self.data = data_dir if data_dir is not None else self.dir / "data"
+        #: Whether the data directory already held a cluster (then nothing is loaded).
+        self.reused = self.persistent and (self.data / "PG_VERSION").is_file()
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = log
         try:
@@ -149,14 +158,54 @@ class Cluster:
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(args[:2])} failed ({r.returncode}): {r.stderr.decode(errors='replace')[-2000:]}")
 
+    def _wait_for_old_postmaster(self) -> None:
+        """A postmaster of a killed shim is told to quit (SIGQUIT, immediate
+        shutdown) when the shim dies, but may still be exiting: wait until
+        the pid its lock file names is gone (else the new one refuses the
+        data directory)."""
+        try:
+            pid = int((self.data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            except PermissionError:
+                pass
+            time.sleep(0.02)
+
     def _start(self) -> None:
-        data = self.dir / "data"
-        self._run([str(self.bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+        data = self.data
+        if self.reused:
+            self._wait_for_old_postmaster()
+        elif self.persistent:
+            # initdb beside the directory, then one rename: a shim killed
+            # during initdb leaves no half-made cluster to be reused.
+            partial = data.with_name(data.name + ".initdb-partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir(parents=True)
+            if self.user is not None:
+                pw = pwd.getpwnam(self.user)
+                os.chown(partial, pw.pw_uid, pw.pw_gid)
+            self._run([str(self.bindir / "initdb"), "-D", str(partial), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+            if data.exists():
+                data.rmdir()  # empty (else refused in main); initdb's takes its place
+            partial.rename(data)
+        else:
+            self._run([str(self.bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
         logfile = open(self.dir / "postgres.log", "wb")  # noqa: SIM115 - kept open for the postmaster's life
+        # fsync off in both modes: nothing here is meant to survive a power
+        # loss. A persistent cluster commits synchronously (the commit's WAL
+        # is written to the kernel before the answer), so a commit survives
+        # the death of every process; a throwaway one need not.
+        sync = "on" if self.persistent else "off"
         self.proc = subprocess.Popen(
             [str(self.bindir / "postgres"), "-D", str(data),
              "-c", "listen_addresses=", "-c", f"unix_socket_directories={self.dir}",
-             "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+             "-c", "fsync=off", "-c", f"synchronous_commit={sync}", "-c", "full_page_writes=off"],
             preexec_fn=as_user(self.user), stdout=logfile, stderr=logfile, cwd=self.dir,
         )
         deadline = time.monotonic() + 30
@@ -173,11 +222,19 @@ class Cluster:
     def dsn(self) -> dict[str, Any]:
         return {"host": str(self.dir), "dbname": "postgres", "user": "postgres"}
 
+    def loaded(self) -> bool:
+        """Whether the database already holds resonate-pg's schema (a
+        persistent cluster loaded by an earlier shim)."""
+        with psycopg.connect(**self.dsn()) as c:
+            return c.execute("SELECT to_regproc('resonate.get_schema_version') IS NOT NULL").fetchone()[0]
+
     def load(self, sql: Path) -> None:
-        """`psql -f FILE`, as resonate-pg's README installs it."""
+        """`psql -f FILE`, as resonate-pg's README installs it, in one
+        transaction: a shim killed while loading leaves nothing half-loaded
+        in a persistent cluster (the next one loads it again)."""
         r = subprocess.run(
             [str(self.bindir / "psql"), "-h", str(self.dir), "-U", "postgres", "-d", "postgres",
-             "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", str(sql)],
+             "-X", "-q", "-1", "-v", "ON_ERROR_STOP=1", "-f", str(sql)],
             capture_output=True,
         )
         out = (r.stdout + r.stderr).decode(errors="replace").strip()
@@ -187,7 +244,8 @@ class Cluster:
             print(out, file=sys.stderr, flush=True)
 
     def stop(self) -> None:
-        """Fast shutdown, then remove the directory."""
+        """Fast shutdown, then remove the temporary directory (a persistent
+        data directory is kept)."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
             try:
@@ -199,11 +257,17 @@ class Cluster:
 
 
 class PgShim(Shim):
-    """resonate-pg behind the shared HTTP loop."""
+    """resonate-pg behind the shared HTTP loop. Not serial: every HTTP
+    connection's thread takes a database connection of its own from a pool,
+    so requests run in PostgreSQL at once, under resonate.sql's own locks,
+    each in its own transaction (autocommit)."""
+
+    serial = False
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self.conn = psycopg.connect(**cluster.dsn(), autocommit=True)
+        self.idle: queue.SimpleQueue[psycopg.Connection[Any]] = queue.SimpleQueue()
+        self.conn = self.connect()
         tables = [r[0] for r in self.conn.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = 'resonate' ORDER BY tablename")]
         if not tables:
@@ -214,21 +278,44 @@ class PgShim(Shim):
         self.schema_version = schema
         self.conn.execute(SNAP_SQL)  # fails now, naming what is missing, rather than at the first snap
 
+    def connect(self) -> psycopg.Connection[Any]:
+        return psycopg.connect(**self.cluster.dsn(), autocommit=True)
+
+    def one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        """One statement (one transaction) on a pooled connection; a
+        connection that failed is dropped, not returned to the pool."""
+        try:
+            conn = self.idle.get_nowait()
+        except queue.Empty:
+            conn = self.connect()
+        try:
+            row = conn.execute(sql, params).fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        self.idle.put(conn)
+        return row[0] if row is not None else None
+
     def request(self, env: dict[str, Any]) -> dict[str, Any]:
-        return self.conn.execute("SELECT resonate.resonate_rpc(%s)", (Jsonb(env),)).fetchone()[0]
+        return self.one("SELECT resonate.resonate_rpc(%s)", (Jsonb(env),))
 
     def tick(self, time: int) -> None:
-        self.conn.execute("SELECT resonate.process_timeouts(%s::bigint)", (time,))
+        self.one("SELECT resonate.process_timeouts(%s::bigint)", (time,))
 
     def reset(self) -> None:
         self.conn.execute(self.truncate)
 
     def snap(self) -> dict[str, Any]:
-        return self.conn.execute(SNAP_SQL).fetchone()[0]
+        return self.one(SNAP_SQL)
 
     def close(self) -> None:
         try:
             self.conn.close()
+            while True:
+                try:
+                    self.idle.get_nowait().close()
+                except queue.Empty:
+                    break
         finally:
             self.cluster.stop()
 
@@ -237,6 +324,9 @@ def extra(p) -> None:
     p.add_argument("--sql", default=os.environ.get("RESONATE_PG_SQL"),
                    help="resonate-pg's resonate.sql, from your checkout (default: $RESONATE_PG_SQL)")
     p.add_argument("--pg-bin", default=None, help="directory of initdb, postgres and psql (default: found)")
+    p.add_argument("--data-dir", default=None,
+                   help="keep the cluster's data here (reused if it holds one, never removed): "
+                        "a restart on it keeps every committed transaction (default: throwaway)")
 
 
 def main() -> None:
@@ -247,18 +337,25 @@ def main() -> None:
     if not sql.is_file():
         usage_error(f"--sql {sql}: no such file")
     bindir = pg_bin(args.pg_bin)
+    data_dir = Path(args.data_dir).resolve() if args.data_dir else None
+    if data_dir is not None and data_dir.exists() and (
+            not data_dir.is_dir() or (not (data_dir / "PG_VERSION").is_file() and any(data_dir.iterdir()))):
+        usage_error(f"--data-dir {data_dir}: neither a cluster nor an empty directory")
     try:
-        cluster = Cluster(bindir, args.log)
+        cluster = Cluster(bindir, args.log, data_dir)
     except RuntimeError as e:
         sys.exit(f"server.py: {e}")
     try:
-        cluster.load(sql.resolve())
+        if not (cluster.reused and cluster.loaded()):
+            cluster.load(sql.resolve())
         shim = PgShim(cluster)
     except (RuntimeError, psycopg.Error) as e:
         cluster.stop()
         sys.exit(f"server.py: {e}")
+    where = (f"data in {cluster.data} ({'reused' if cluster.reused else 'new'}, kept), socket in {cluster.dir}"
+             if cluster.persistent else f"cluster in {cluster.dir}")
     banner = (f"resonate-pg schema {shim.schema_version} from {sql}, PostgreSQL {shim.server_version} "
-              f"({bindir}), cluster in {cluster.dir}")
+              f"({bindir}), {where}")
     serve(shim, args, banner)
 
 

@@ -107,6 +107,14 @@ pub trait Hooks: Sync {
         next(m, now)
     }
 
+    /// Whether this deviation changes the tick as a whole ([`Hooks::tick`]):
+    /// its server's tick is then one batch, and a concurrent run's checker
+    /// places it at one point instead of spreading its firings over its
+    /// interval.
+    fn batches_tick(&self) -> bool {
+        false
+    }
+
     /// Adjust the encoded response envelope of `req` (wire deviations).
     fn encode(&self, _req: &Request, _envelope: &mut serde_json::Value) {}
 }

@@ -685,6 +685,15 @@ impl State {
         self.outbox.get(key)
     }
 
+    /// Remove the outbox entry under `key`, if any. The spec never drains
+    /// its outbox (`setMessage` only adds or replaces); this is for
+    /// deviations of servers that do.
+    pub fn del_message(&mut self, key: &str) {
+        if let Some(prev) = self.outbox.remove(key) {
+            self.record(|| Undo::Outbox(key.to_string(), Some(prev)));
+        }
+    }
+
     /// Every outbox entry with its key (unordered).
     pub fn outbox(&self) -> impl Iterator<Item = (&String, &OutboxEntry)> {
         self.outbox.iter()

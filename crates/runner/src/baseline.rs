@@ -46,6 +46,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("ts-none", include_str!("../baselines/ts-none.json")),
     ("resonate", include_str!("../baselines/resonate.json")),
     ("py", include_str!("../baselines/py.json")),
+    ("pg", include_str!("../baselines/pg.json")),
 ];
 
 impl Baseline {

@@ -65,6 +65,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("ts-eager", include_str!("../profiles/ts-eager.json")),
     ("ts-none", include_str!("../profiles/ts-none.json")),
     ("py", include_str!("../profiles/py.json")),
+    ("pg", include_str!("../profiles/pg.json")),
 ];
 
 impl Profile {

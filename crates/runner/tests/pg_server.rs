@@ -2,8 +2,10 @@
 //! (`scripts/pg-server`): the debug surface the harness needs works (start,
 //! reset, a request, a tick, a snapshot with all ten components built from
 //! the schema's tables), a run against it ends in divergences, never in a
-//! target fault or a skipped component, and the cluster is gone when the
-//! shim stops.
+//! target fault or a skipped component, a run under its profile and
+//! baseline (`pg`) is green, what it acknowledged survives SIGKILLs of the
+//! shim and its persistent cluster (`--data-dir`), and the cluster is gone
+//! when the shim stops.
 //!
 //! Needs the user's `resonate.sql` (from their resonate-pg checkout, never
 //! committed or fetched here) in `RESONATE_PG_SQL`, the PostgreSQL server
@@ -293,4 +295,76 @@ fn a_run_against_resonate_pg_ends_in_divergences_not_faults() {
         s.skipped_components
     );
     assert_eq!(s.cases, 3, "{log}");
+}
+
+#[test]
+fn a_run_under_the_pg_profile_and_baseline_is_green() {
+    let Some(sql) = require_shim() else {
+        return;
+    };
+    let shim = Shim::start(&sql);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(&shim.url, dir.path(), 4, 50);
+    cfg.fail_fast = false;
+    cfg.reach.timeout_ms = 10_000;
+    cfg.profile = Profile::load("pg").unwrap();
+    let (baseline, deviations) = runner::baseline::Baseline::load("pg").unwrap();
+    cfg.deviations = deviations;
+    cfg.baseline = Some(baseline);
+    let mut target = shim.target().with_dialect(cfg.profile.dialect.clone());
+    let mut out = Vec::new();
+    let s = run_on(&cfg, &mut target, &mut out);
+    let log = String::from_utf8_lossy(&out);
+    assert_eq!((s.divergences, s.faults, s.known), (0, 0, 0), "{log}");
+    assert_eq!(s.cases, 4, "{log}");
+}
+
+/// A free loopback port for a shim the harness owns.
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+#[test]
+fn what_resonate_pg_acknowledged_survives_a_crash_of_its_persistent_cluster() {
+    use runner::stress::process::ServerProcess;
+    use runner::stress::{self, StressConfig, StressVerdict};
+    let Some(sql) = require_shim() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let cmd = format!(
+        "{} {} --sql {} --port {port} --data-dir {}",
+        python().display(),
+        shim_dir().join("server.py").display(),
+        sql.display(),
+        dir.path().join("data").display()
+    );
+    let mut process = ServerProcess::start(&cmd, &url).unwrap();
+    let profile = Profile::load("pg").unwrap();
+    let (_, deviations) = runner::baseline::Baseline::load("pg").unwrap();
+    let mut target = HttpTarget::new(&url, Duration::from_secs(10))
+        .unwrap()
+        .with_dialect(profile.dialect.clone());
+    let mut cfg = StressConfig::new(&url, profile, deviations);
+    cfg.out_dir = dir.path().join("failures");
+    // One client: what is checked is durability across SIGKILLs of the
+    // shim and its postmaster, not the server's races (those are triaged
+    // in traces/divergences/README.md).
+    cfg.clients = 1;
+    cfg.epochs = 24;
+    cfg.crash_pct = 30;
+    cfg.shrink = false;
+    cfg.server_cmd = Some(cmd);
+    let mut out = Vec::new();
+    let o = stress::run(&cfg, &mut target, Some(&mut process), &mut out);
+    let log = String::from_utf8_lossy(&out);
+    assert!(
+        matches!(o.verdict, StressVerdict::Linearizable),
+        "{:?}\n{log}",
+        o.verdict
+    );
+    assert!(o.stats.crashes >= 2, "crashes: {}", o.stats.crashes);
 }

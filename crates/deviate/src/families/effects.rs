@@ -160,3 +160,14 @@ pub(crate) fn with_deadline(
     }
     res
 }
+
+/// Whether resonate-pg counts a promise as *external* (its generated
+/// column `external`, resonate.sql:38-41): a `resonate:target` tag (present,
+/// whatever its value), `resonate:timer` `"true"`, or `resonate:external`
+/// `"true"`. It refuses to let anything await a promise that is not (its
+/// deviations `callback-refuses-internal`, `suspend-refuses-internal`).
+pub(crate) fn pg_external(tags: &model::types::Tags) -> bool {
+    tags.contains_key(model::state::TARGET)
+        || model::state::is_timer(tags)
+        || tags.get("resonate:external").map(String::as_str) == Some("true")
+}

@@ -22,6 +22,8 @@
 //! | `callback-expired-awaiter` | P-04:17 | the callback is recorded for an awaiter past its deadline |
 //! | `callback-on-settled-resumes` | P-04:28 | a callback on a settled promise resumes or buffers the awaiter (Rust server, row 05) |
 //! | `listener-refuses-internal` | P-05:10 | `register_listener` answers 422 for a promise with neither target nor timer, settled or not (TS server, B3) |
+//! | `settle-drops-execute` | P-03:17 | a settlement (request or timeout) also removes the settled promise's task's `execute` from the outbox (resonate-pg, P1) |
+//! | `callback-refuses-internal` | P-04:15 | `register_callback` answers 422 without a callback when the awaited promise has neither target nor timer nor `resonate:external`, settled or not (resonate-pg, P2) |
 //! | `empty-target-is-no-target` | P-02:20 | an empty `resonate:target` counts as no target: no task, no timeout (TS server, B11; reached by validation probing) |
 //! | `listener-past-deadline` | P-05:11 | a listener is recorded on a pending promise past its deadline |
 
@@ -33,11 +35,11 @@ use model::state::{is_timer, Message, DELAY, RETRY, TARGET};
 use model::types::{PromiseState, TaskState, Time};
 
 use super::effects::{
-    creation, is_live, is_pending, patch_promise, record_mut, settle_request, settle_target,
-    task_state, with_deadline,
+    creation, is_live, is_pending, patch_promise, pg_external, record_mut, settle_request,
+    settle_target, settlement, task_state, with_deadline,
 };
 use super::witness::*;
-use crate::{Class, Deviation, Fire, Hooks, Next};
+use crate::{Class, Deviation, Fire, Hooks, Next, NextFire};
 
 /// Every deviation of this family.
 pub const ALL: &[Deviation] = &[
@@ -258,6 +260,33 @@ pub const ALL: &[Deviation] = &[
             vec![
                 at(T0, create("a", LATER, none())),
                 at(T0, listen("a")),
+            ]
+        },
+    },
+    Deviation {
+        name: "settle-drops-execute",
+        spec: "spec/02-actions/P-03-promise.settle.lean:17",
+        class: Class::Bug,
+        summary: "settling a promise (settle, fenced settle, task.fulfill or its timeout) also removes its task's execute message from the outbox, where the spec fulfils the task and leaves the outbox as it was",
+        hooks: &SettleDropsExecute,
+        witness: || {
+            vec![
+                at(T0, create("a", LATER, target())),
+                at(T0, settle("a", PromiseState::Resolved)),
+            ]
+        },
+    },
+    Deviation {
+        name: "callback-refuses-internal",
+        spec: "spec/02-actions/P-04-promise.register_callback.lean:15",
+        class: Class::Validation,
+        summary: "register_callback answers 422 without a callback when the awaited promise has no resonate:target, no timer and no resonate:external true (after the awaiter's checks, before its state's)",
+        hooks: &CallbackRefusesInternal,
+        witness: || {
+            vec![
+                at(T0, create("a", LATER, target())),
+                at(T0, create("a.1", LATER, none())),
+                at(T0, callback("a.1", "a")),
             ]
         },
     },
@@ -885,6 +914,78 @@ impl Hooks for ListenerRefusesInternal {
             .state
             .get_promise(&r.awaited)
             .is_some_and(|p| !ts_external(&p.tags));
+        if refused {
+            return Response::Promise(PromiseRes {
+                status: 422,
+                promise: None,
+            });
+        }
+        next(m, req, now)
+    }
+}
+
+/// resonate-pg's settlement cascade deletes the outbox row of the settled
+/// promise's task (`_cascade_settle`, resonate.sql:275: `DELETE FROM outbox
+/// WHERE task_id = p.id`) at every settlement site: `promise.settle` (and a
+/// fenced settle through it), `task.fulfill`, the promise timeout. The
+/// spec's outbox is never drained (`setMessage` only adds or replaces,
+/// state.lean:166-170): the task is fulfilled, its `execute` stays.
+struct SettleDropsExecute;
+
+/// Drop the `execute` keyed by promise `id` (its task's) if `id` was pending
+/// before the step and is settled after it.
+fn drop_execute_if_settled(m: &mut Machine, id: &str, was_pending: bool) {
+    if was_pending
+        && !is_pending(m, id)
+        && m.state
+            .get_message(id)
+            .is_some_and(|e| matches!(e.message, Message::Execute { .. }))
+    {
+        m.state.del_message(id);
+    }
+}
+
+impl Hooks for SettleDropsExecute {
+    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+        let Some(id) = settlement(req) else {
+            return next(m, req, now);
+        };
+        let was_pending = is_pending(m, id);
+        let res = next(m, req, now);
+        drop_execute_if_settled(m, id, was_pending);
+        res
+    }
+
+    fn fire(&self, m: &mut Machine, timer: &Timer, now: Time, next: NextFire) {
+        let Timer::Promise(id) = timer else {
+            return next(m, timer, now);
+        };
+        let was_pending = is_pending(m, id);
+        next(m, timer, now);
+        drop_execute_if_settled(m, id, was_pending);
+    }
+}
+
+/// resonate-pg refuses a callback on an awaited promise it does not count
+/// as external (resonate.sql:485-488: "an INTERNAL awaited must not have
+/// awaiters"), after the awaiter's checks (404, 422, 422 as the spec) and
+/// before looking at the awaited's state; the spec takes a callback on any
+/// live awaited (P-04:15-19) and answers any other with its record.
+struct CallbackRefusesInternal;
+
+impl Hooks for CallbackRefusesInternal {
+    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+        let Request::PromiseRegisterCallback(r) = req else {
+            return next(m, req, now);
+        };
+        let awaiter_ok = m
+            .state
+            .get_promise(&r.awaiter)
+            .is_some_and(|p| p.tags.contains_key(TARGET));
+        let refused = awaiter_ok
+            && m.state
+                .get_promise(&r.awaited)
+                .is_some_and(|p| !pg_external(&p.tags));
         if refused {
             return Response::Promise(PromiseRes {
                 status: 422,

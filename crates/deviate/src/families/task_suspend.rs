@@ -7,6 +7,7 @@
 //! | `suspend-300-before-422` | T-06:21 | a settled awaited answers 300 before a later missing one is found (422) |
 //! | `suspend-at-deadline` | T-06:23 | an awaited promise at `now == timeoutAt` counts as live: 200 instead of 300 |
 //! | `suspend-reads-stored-state` | T-06:23 | an awaited promise counts as settled only by its stored state: past its deadline but not yet timed out it is awaited (200) (TS server, none mode, B4) |
+//! | `suspend-refuses-internal` | T-06:22 | an awaited promise with neither target nor timer nor `resonate:external` answers 422, before the 300 (resonate-pg, P3) |
 //! | `suspend-no-300` | T-06:25 | an already-settled awaited promise parks the task (200) instead of 300 |
 //! | `suspend-keeps-lease` | T-06:35 | the suspended task keeps its `pid` and `ttl` |
 //! | `resume-bumps-version` | 00-resume:21 | resuming a suspended task bumps its version (and the `execute`'s) |
@@ -18,7 +19,7 @@ use model::machine::{Machine, Timer};
 use model::state::{Message, TaskObject, TARGET};
 use model::types::{PromiseState, TaskState, Time};
 
-use super::effects::{awaiters_in, patch_promise, patch_task, settlement};
+use super::effects::{awaiters_in, patch_promise, patch_task, pg_external, settlement};
 use super::witness::*;
 use crate::{Class, Deviation, Hooks, Next, NextFire};
 
@@ -63,6 +64,20 @@ pub const ALL: &[Deviation] = &[
                 at(T0, task_create("a", "p1", 60_000, LATER)),
                 at(T0, create("a.1", T0 + 10, none())),
                 at(T0 + 20, suspend("a", 1, &["a.1"])),
+            ]
+        },
+    },
+    Deviation {
+        name: "suspend-refuses-internal",
+        spec: "spec/02-actions/T-06-task.suspend.lean:22",
+        class: Class::Validation,
+        summary: "task.suspend answers 422 and changes nothing when an awaited promise has no resonate:target, no timer and no resonate:external true (after the task's checks and the missing-awaited 422, before the 300)",
+        hooks: &SuspendRefusesInternal,
+        witness: || {
+            vec![
+                at(T0, task_create("a", "p1", 60_000, LATER)),
+                at(T0, create("a.1", LATER, none())),
+                at(T0, suspend("a", 1, &["a.1"])),
             ]
         },
     },
@@ -484,5 +499,40 @@ impl Hooks for SuspendReadsStoredState {
             patch_promise(m, id, |p| p.timeout_at = *at);
         }
         res
+    }
+}
+
+/// resonate-pg refuses to suspend on an awaited promise it does not count
+/// as external (resonate.sql:718-722), once the task's checks have passed
+/// and every awaited exists, before it looks for a settled one (the 300):
+/// the spec suspends on any live awaited promises (T-06:18-35). The spec's
+/// answer is asked on trial, so the 422 comes exactly where the spec would
+/// have answered 200 or 300.
+struct SuspendRefusesInternal;
+
+impl Hooks for SuspendRefusesInternal {
+    fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
+        let Request::TaskSuspend(r) = req else {
+            return next(m, req, now);
+        };
+        let internal = r.actions.iter().any(|a| {
+            m.state
+                .get_promise(&a.awaited)
+                .is_some_and(|p| !pg_external(&p.tags))
+        });
+        if !internal {
+            return next(m, req, now);
+        }
+        let status = m.trial(|m| match next(m, req, now) {
+            Response::TaskSuspend(res) => res.status,
+            _ => 0,
+        });
+        if status == 200 || status == 300 {
+            return Response::TaskSuspend(TaskSuspendRes {
+                status: 422,
+                preload: Vec::new(),
+            });
+        }
+        next(m, req, now)
     }
 }

@@ -267,6 +267,10 @@ impl Hooks for LeaseTimeoutKeepsPid {
 struct TimeoutSkipsDueAwaiters;
 
 impl Hooks for TimeoutSkipsDueAwaiters {
+    fn batches_tick(&self) -> bool {
+        true
+    }
+
     fn tick(&self, m: &mut Machine, now: Time, next: NextTick) -> Vec<Timer> {
         // The armed timeouts due now (each armed at its promise's
         // `timeoutAt`), read from the deadline index, not the whole table.

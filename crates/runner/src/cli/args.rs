@@ -247,7 +247,7 @@ pub struct CheckHistoryArgs {
 /// `conform baseline`.
 #[derive(Args, Debug)]
 pub struct BaselineArgs {
-    /// A built-in baseline (`ts-eager`, `ts-none`, `resonate`) or a file.
+    /// A built-in baseline (`ts-eager`, `ts-none`, `resonate`, `pg`) or a file.
     pub baseline: String,
 }
 
@@ -274,7 +274,7 @@ pub struct MutantsArgs {
     #[arg(long, default_value_t = 10, value_parser = within::<u64>(0, MAX_SHRINK_SECS))]
     pub shrink_time: u64,
     /// Also give the target a real server's known deviations, and the
-    /// model its baseline (`ts-eager`, `ts-none`, `resonate`, or a file).
+    /// model its baseline (`ts-eager`, `ts-none`, `resonate`, `pg`, or a file).
     #[arg(long)]
     pub baseline: Option<String>,
     /// Run the checker under this profile (a built-in name or a file): its
@@ -314,11 +314,11 @@ pub struct TargetArgs {
     #[arg(long)]
     pub allow_remote_target: bool,
     /// A target profile: a built-in name (`spec`, `resonate`, `ts-eager`,
-    /// `ts-none`) or a JSON file: what the spec leaves open for the target.
+    /// `ts-none`, `pg`) or a JSON file: what the spec leaves open for the target.
     #[arg(long)]
     pub profile: Option<String>,
     /// A baseline of known deviations: a built-in name (`ts-eager`,
-    /// `ts-none`, `resonate`) or a JSON file. The model applies them, so a
+    /// `ts-none`, `resonate`, `pg`) or a JSON file. The model applies them, so a
     /// run goes on past what is known.
     #[arg(long)]
     pub baseline: Option<String>,

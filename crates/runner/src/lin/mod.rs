@@ -349,7 +349,7 @@ fn order_steps(order: &[Move], ops: &[&Operation]) -> Vec<Step> {
         .iter()
         .filter_map(|m| match m {
             Move::Op(id) => ops.iter().find(|o| o.id == *id).map(|o| o.step.clone()),
-            Move::Fire(_) => None,
+            Move::Fire(_) | Move::TickStart(_) => None,
         })
         .collect()
 }

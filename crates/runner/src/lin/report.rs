@@ -300,7 +300,7 @@ pub fn render(f: &Failure) -> String {
     s
 }
 
-/// `#3 #1 fire(promise p) #2`, or `(nothing)`.
+/// `#3 #1 fire(promise p) #2(start) #4 #2`, or `(nothing)`.
 pub fn moves_text(moves: &[Move]) -> String {
     if moves.is_empty() {
         return "(nothing)".to_string();
@@ -310,6 +310,7 @@ pub fn moves_text(moves: &[Move]) -> String {
         .map(|m| match m {
             Move::Op(id) => format!("#{id}"),
             Move::Fire(t) => format!("fire({t:?})"),
+            Move::TickStart(id) => format!("#{id}(start)"),
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -7,12 +7,19 @@
 //! Besides the operations, a move may fire one armed timeout due at the
 //! epoch's `now`: the spec lets the environment fire it at any moment after
 //! its deadline, so between any two operations any due subset may have
-//! fired, in any order. A tick operation fires, at its point, everything
-//! still due. An indeterminate operation (`info`) may take effect with any
-//! response, or never. A full linearization is accepted when the model's
+//! fired, in any order. A tick is not one point but an interval of
+//! firings (a server's tick is a batch of firings, not one transaction):
+//! where it *starts* it reads what is due, and by where it *ends* each of
+//! those has fired, by it or by anyone; what other operations arm while it
+//! runs it need not see. Between its start and its end other operations
+//! and firings may come (ARCHITECTURE.md, "The concurrent run"). A
+//! baseline whose deviations change the tick as a whole (one batch) keeps
+//! the tick at one point, as that server's tick is. An indeterminate
+//! operation (`info`) may take effect with any response, or never. A full linearization is accepted when the model's
 //! state equals the epoch's closing snapshot.
 
 use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 
 use serde_json::Value;
 
@@ -28,8 +35,10 @@ use crate::compare::{normalize_response, StateDiff};
 /// One move of a linearization.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Move {
-    /// The operation with this history id took effect.
+    /// The operation with this history id took effect (a tick: ended).
     Op(usize),
+    /// The tick with this history id started: it read what was due.
+    TickStart(usize),
     /// This due timer fired.
     Fire(Timer),
 }
@@ -110,6 +119,10 @@ struct Search<'a> {
     deepest: u32,
     /// Set when enough ends were collected: unwind without accepting.
     stop: bool,
+    /// Per op: the timers a started, not yet ended tick read as due.
+    started: Vec<Option<Vec<Timer>>>,
+    /// Whether ticks are intervals (else one point: a baseline's tick hook).
+    split_ticks: bool,
 }
 
 /// Search one epoch from the model's current state. On success without
@@ -142,6 +155,8 @@ pub fn search_epoch(model: &mut Deviant, input: &EpochInput) -> Found {
         found: Found::default(),
         deepest: 0,
         stop: false,
+        started: vec![None; input.ops.len()],
+        split_ticks: !model.deviations().iter().any(|d| d.hooks.batches_tick()),
     };
     let done = s.dfs(model, 0);
     if done {
@@ -160,7 +175,10 @@ impl Search<'_> {
     /// Returns true when an end was accepted and the search should stop
     /// (the model then stays in that state).
     fn dfs(&mut self, model: &mut Deviant, lin: u128) -> bool {
-        let key = (lin, model.state.fingerprint_since(self.base));
+        let key = (
+            lin,
+            model.state.fingerprint_since(self.base) ^ self.started_key(),
+        );
         if !self.memo.insert(key) {
             self.found.memo_hits += 1;
             return false;
@@ -176,7 +194,28 @@ impl Search<'_> {
         if self.found.truncated || self.stop {
             return false;
         }
-        for i in self.candidates(lin) {
+        let candidates = self.candidates(lin);
+        if self.split_ticks {
+            // A tick starts as soon as real time lets it: starting later
+            // could only oblige it to fire more (what was armed meanwhile),
+            // so the earliest start explains all a later one does.
+            let unstarted = candidates
+                .iter()
+                .find(|&&i| self.is_tick(i) && self.started[i].is_none());
+            if let Some(&i) = unstarted {
+                return self.start_tick(model, i, lin);
+            }
+        }
+        for i in candidates {
+            if self.split_ticks && self.is_tick(i) {
+                if self.end_tick(model, i, lin) {
+                    return true;
+                }
+                if self.found.truncated || self.stop {
+                    return false;
+                }
+                continue;
+            }
             let mark = model.state.checkpoint();
             if self.apply(model, i, lin) {
                 self.path.push(Move::Op(self.input.ops[i].id));
@@ -204,6 +243,61 @@ impl Search<'_> {
             }
         }
         false
+    }
+
+    fn is_tick(&self, i: usize) -> bool {
+        matches!(self.input.ops[i].step.op, Op::Tick)
+    }
+
+    /// A tick's start: it reads what is due; nothing fires yet.
+    fn start_tick(&mut self, model: &mut Deviant, i: usize, lin: u128) -> bool {
+        let now = self.input.ops[i].step.now;
+        self.started[i] = Some(model.due(now));
+        self.path.push(Move::TickStart(self.input.ops[i].id));
+        if self.dfs(model, lin) {
+            return true;
+        }
+        self.path.pop();
+        self.started[i] = None;
+        false
+    }
+
+    /// A started tick's end: whatever it read that is still due fires now,
+    /// in the tick's order, through the deviations' firing hooks.
+    fn end_tick(&mut self, model: &mut Deviant, i: usize, lin: u128) -> bool {
+        let now = self.input.ops[i].step.now;
+        let id = self.input.ops[i].id;
+        let read = self.started[i]
+            .take()
+            .expect("a tick ends only once started");
+        let mark = model.state.checkpoint();
+        for t in &read {
+            if model.due_in_group(t.group(), now).contains(t) {
+                model.fire(t, now);
+            }
+        }
+        self.path.push(Move::Op(id));
+        if self.dfs(model, lin | 1 << i) {
+            return true;
+        }
+        self.path.pop();
+        model.state.rollback(mark);
+        self.started[i] = Some(read);
+        false
+    }
+
+    /// The started ticks and what each read, for the memo: 0 when none.
+    fn started_key(&self) -> u64 {
+        if self.started.iter().all(Option::is_none) {
+            return 0;
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for (i, read) in self.started.iter().enumerate() {
+            if let Some(read) = read {
+                (i, read).hash(&mut h);
+            }
+        }
+        h.finish()
     }
 
     /// The operations that may come next: not yet linearized, and invoked
@@ -306,7 +400,7 @@ impl Search<'_> {
             .iter()
             .filter_map(|m| match m {
                 Move::Op(id) => self.input.ops.iter().position(|o| o.id == *id),
-                Move::Fire(_) => None,
+                Move::Fire(_) | Move::TickStart(_) => None,
             })
             .fold(0u128, |m, i| m | 1 << i)
     }

@@ -7,8 +7,11 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// How long a (re)started server may take to accept connections.
-const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a (re)started server may take to accept connections: a
+/// database-backed one (resonate-pg's shim makes and loads its cluster on
+/// first start) takes seconds on an idle machine and over 30 on a loaded
+/// one, and slowness at start is not a fault of the run.
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A server process and the address it listens on.
 pub struct ServerProcess {

@@ -259,7 +259,7 @@ impl Target for HttpTarget {
         const KIND: &str = "debug.snap";
         let corr_id = self.next_corr_id();
         let (http, bytes) = self.post_raw(KIND, &corr_id, None, &json!({}))?;
-        if self.dialect.is_canonical() {
+        if self.dialect.snapshot_is_canonical() {
             if let Ok((answer, snap)) = Snap::from_envelope(&bytes) {
                 if answer.status() == Some(200) {
                     let shown =

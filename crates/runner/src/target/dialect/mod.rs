@@ -13,6 +13,7 @@
 //! shapes the model's codec writes ([`shape`]), so that no rule can remove
 //! or rewrite what the spec defines and the checker compares.
 
+mod pg;
 mod rules;
 mod shape;
 mod ts;
@@ -38,6 +39,8 @@ pub enum Base {
     /// The TypeScript SDK's in-process server (`@resonatehq/sdk` 0.11.5)
     /// behind `scripts/ts-server`.
     Ts,
+    /// resonate-pg (`resonate.sql` 0.1.0) behind `scripts/pg-server`.
+    Pg,
 }
 
 /// A dialect as data: a base and rules, in order. What a profile's
@@ -121,6 +124,7 @@ impl Dialect {
         match self.spec.base {
             Base::Resonate => {}
             Base::Ts => ts::response(kind, env),
+            Base::Pg => pg::response(kind, env),
         }
         if self.compiled.rules.is_empty() {
             return;
@@ -137,6 +141,7 @@ impl Dialect {
         match self.spec.base {
             Base::Resonate => {}
             Base::Ts => ts::snapshot(data),
+            Base::Pg => {}
         }
         for (comp, rules) in &self.compiled.by_component {
             if let Some(entries) = data.get_mut(*comp).and_then(Value::as_array_mut) {
@@ -153,6 +158,13 @@ impl Dialect {
     /// reads the body straight into types, and answers are not touched).
     pub fn is_canonical(&self) -> bool {
         self.spec.base == Base::Resonate && self.spec.rules.is_empty()
+    }
+
+    /// Whether the snapshot's translation is the identity, so the fast
+    /// path may read it straight into types: resonate-pg's shim builds its
+    /// snapshot canonical, and a rule may touch answers only.
+    pub fn snapshot_is_canonical(&self) -> bool {
+        matches!(self.spec.base, Base::Resonate | Base::Pg) && self.compiled.by_component.is_empty()
     }
 }
 
@@ -198,7 +210,7 @@ impl<'de> Deserialize<'de> for Dialect {
                 .map(Dialect::builtin)
                 .map_err(|_| {
                     D::Error::custom(format!(
-                        "unknown dialect `{name}`: the built-in ones are resonate and ts; a dialect of rules is an object {{\"base\", \"rules\"}} or a file of one"
+                        "unknown dialect `{name}`: the built-in ones are resonate, ts and pg; a dialect of rules is an object {{\"base\", \"rules\"}} or a file of one"
                     ))
                 }),
             v @ Value::Object(_) => {
