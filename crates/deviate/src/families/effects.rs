@@ -171,3 +171,23 @@ pub(crate) fn pg_external(tags: &model::types::Tags) -> bool {
         || model::state::is_timer(tags)
         || tags.get("resonate:external").map(String::as_str) == Some("true")
 }
+
+/// The task's `execute` (if its promise has a target) rewritten with the
+/// task's current version.
+pub(crate) fn redispatch_current(m: &mut Machine, id: &str) {
+    let version = m.state.get_task(id).map_or(0, |t| t.version);
+    let target = m
+        .state
+        .get_promise(id)
+        .map(|p| p.target().to_string())
+        .unwrap_or_default();
+    if !target.is_empty() {
+        m.state.set_message(
+            &target,
+            Message::Execute {
+                task_id: id.to_string(),
+                version,
+            },
+        );
+    }
+}

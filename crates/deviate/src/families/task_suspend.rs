@@ -16,10 +16,12 @@
 
 use model::api::{Request, Response, TaskSuspendReq, TaskSuspendRes};
 use model::machine::{Machine, Timer};
-use model::state::{Message, TaskObject, TARGET};
+use model::state::{TaskObject, TARGET};
 use model::types::{PromiseState, TaskState, Time};
 
-use super::effects::{awaiters_in, patch_promise, patch_task, pg_external, settlement};
+use super::effects::{
+    awaiters_in, patch_promise, patch_task, pg_external, redispatch_current, settlement,
+};
 use super::witness::*;
 use crate::{Class, Deviation, Hooks, Next, NextFire};
 
@@ -321,21 +323,7 @@ fn bump_resumed(m: &mut Machine, awaited: &str, woken: &[String]) {
             continue;
         }
         patch_task(m, w, |t| t.version += 1);
-        let version = m.state.get_task(w).map_or(0, |t| t.version);
-        let target = m
-            .state
-            .get_promise(w)
-            .map(|p| p.target().to_string())
-            .unwrap_or_default();
-        if !target.is_empty() {
-            m.state.set_message(
-                &target,
-                Message::Execute {
-                    task_id: w.clone(),
-                    version,
-                },
-            );
-        }
+        redispatch_current(m, w);
     }
 }
 

@@ -18,10 +18,9 @@
 
 use model::api::{Request, Response, TaskFulfillReq, TaskReleaseReq, TaskSuspendReq};
 use model::machine::{Machine, Timer};
-use model::state::Message;
 use model::types::{TaskState, Time};
 
-use super::effects::patch_task;
+use super::effects::{patch_task, redispatch_current};
 use super::witness::*;
 use crate::{Class, Deviation, Hooks, Next, NextFire};
 
@@ -256,25 +255,5 @@ impl Hooks for HeldNoVersionCheck {
             _ => return next(m, req, now),
         };
         next(m, &forged, now)
-    }
-}
-
-/// The task's `execute` (if its promise has a target) rewritten with the
-/// task's current version.
-fn redispatch_current(m: &mut Machine, id: &str) {
-    let version = m.state.get_task(id).map_or(0, |t| t.version);
-    let target = m
-        .state
-        .get_promise(id)
-        .map(|p| p.target().to_string())
-        .unwrap_or_default();
-    if !target.is_empty() {
-        m.state.set_message(
-            &target,
-            Message::Execute {
-                task_id: id.to_string(),
-                version,
-            },
-        );
     }
 }
