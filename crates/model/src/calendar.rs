@@ -12,6 +12,8 @@
 //! yields `after + 60 000` (the server's fallback). Templates replace
 //! `{{.id}}` with the schedule id and `{{.timestamp}}` with the fire time.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt::Debug;
 use std::str::FromStr;
 
@@ -46,6 +48,31 @@ fn parse(cron: &str) -> Option<cron::Schedule> {
     cron::Schedule::from_str(&expr).ok()
 }
 
+/// How many parsed expressions a thread keeps before it starts afresh.
+const CACHED: usize = 64;
+
+/// `f` of the parsed form of `cron` ([`parse`]), remembered per thread:
+/// parsing (the `cron` crate's nom grammar) cost more than all the rest of
+/// a model step that asks a schedule's next run, and a run asks it at every
+/// step that touches a schedule, of a handful of expressions. A pure
+/// memo: the answer is `parse`'s, whatever was asked before.
+fn with_parsed<R>(cron: &str, f: impl FnOnce(Option<&cron::Schedule>) -> R) -> R {
+    thread_local! {
+        static PARSED: RefCell<HashMap<String, Option<cron::Schedule>>> =
+            RefCell::new(HashMap::new());
+    }
+    PARSED.with(|parsed| {
+        let mut parsed = parsed.borrow_mut();
+        if !parsed.contains_key(cron) {
+            if parsed.len() >= CACHED {
+                parsed.clear();
+            }
+            parsed.insert(cron.to_string(), parse(cron));
+        }
+        f(parsed[cron].as_ref())
+    })
+}
+
 /// The same wall-clock position (month, day, weekday, time of day) in the
 /// latest year the `cron` crate handles; returns it with the shift in seconds.
 fn fold_year(at: DateTime<Utc>) -> Option<(DateTime<Utc>, i64)> {
@@ -62,25 +89,7 @@ fn fold_year(at: DateTime<Utc>) -> Option<(DateTime<Utc>, i64)> {
 
 impl Calendar for RustServerCalendar {
     fn next_cron(&self, cron: &str, after: Time) -> Time {
-        let fallback = after.saturating_add(FALLBACK_MS);
-        let Some(schedule) = parse(cron) else {
-            return fallback;
-        };
-        let secs = i64::try_from(after / 1000).unwrap_or(i64::MAX);
-        let Some(at) = DateTime::<Utc>::from_timestamp(secs, 0) else {
-            return fallback;
-        };
-        let (from, shift) = if at.year() <= LAST_YEAR {
-            (at, 0)
-        } else {
-            fold_year(at).unwrap_or((at, 0))
-        };
-        match schedule.after(&from).next() {
-            Some(next) => u64::try_from(next.timestamp() + shift)
-                .map(|s| s.saturating_mul(1000))
-                .unwrap_or(fallback),
-            None => fallback,
-        }
+        with_parsed(cron, |schedule| next_of(schedule, after))
     }
 
     fn expand(&self, template: &str, id: &str, timestamp: Time) -> String {
@@ -90,7 +99,31 @@ impl Calendar for RustServerCalendar {
     }
 
     fn is_valid(&self, cron: &str) -> bool {
-        parse(cron).is_some()
+        with_parsed(cron, |schedule| schedule.is_some())
+    }
+}
+
+/// The next fire time of `schedule` strictly after `after`, or the
+/// fallback for an expression that did not parse.
+fn next_of(schedule: Option<&cron::Schedule>, after: Time) -> Time {
+    let fallback = after.saturating_add(FALLBACK_MS);
+    let Some(schedule) = schedule else {
+        return fallback;
+    };
+    let secs = i64::try_from(after / 1000).unwrap_or(i64::MAX);
+    let Some(at) = DateTime::<Utc>::from_timestamp(secs, 0) else {
+        return fallback;
+    };
+    let (from, shift) = if at.year() <= LAST_YEAR {
+        (at, 0)
+    } else {
+        fold_year(at).unwrap_or((at, 0))
+    };
+    match schedule.after(&from).next() {
+        Some(next) => u64::try_from(next.timestamp() + shift)
+            .map(|s| s.saturating_mul(1000))
+            .unwrap_or(fallback),
+        None => fallback,
     }
 }
 
@@ -117,6 +150,29 @@ mod tests {
         assert_eq!(RustServerCalendar.next_cron("not a cron", 5), 60_005);
         assert!(!RustServerCalendar.is_valid("not a cron"));
         assert!(RustServerCalendar.is_valid("0 * * * *"));
+    }
+
+    /// The per-thread memo answers what a fresh parse does, for every
+    /// expression, asked in any order, past the point where it starts
+    /// afresh, and for an expression it cannot read.
+    #[test]
+    fn remembered_expressions_answer_as_a_fresh_parse() {
+        let exprs: Vec<String> = (1..=CACHED + 6)
+            .map(|m| format!("*/{} * * * *", m % 59 + 1))
+            .chain(["not a cron".to_string(), "0 0 * * * *".to_string()])
+            .collect();
+        for round in 0..3u64 {
+            for (i, e) in exprs.iter().enumerate().rev() {
+                let after = round * 7_777_777 + i as u64 * 61_001;
+                let fresh = next_of(parse(e).as_ref(), after);
+                assert_eq!(
+                    RustServerCalendar.next_cron(e, after),
+                    fresh,
+                    "{e} after {after}"
+                );
+                assert_eq!(RustServerCalendar.is_valid(e), parse(e).is_some(), "{e}");
+            }
+        }
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! faster server.
 //!
 //! ```sh
-//! cargo bench -p resonate-runner --bench cpu [-- --server CMD --profile P --baseline B
-//!     --seed 1 --cases 30 --steps 100 --rounds 3]
+//! cargo bench -p resonate-runner --bench cpu [-- --server CMD --url URL --profile P
+//!     --baseline B --seed 1 --cases 30 --steps 100 --rounds 3 --extra "FLAGS"]
 //! ```
 //!
 //! Defaults: the TypeScript SDK's server (`node scripts/ts-server/server.mjs
@@ -17,7 +17,12 @@
 //! only (`--no-state`), three rounds of each (every round printed: figures
 //! vary run to run on a shared machine). `--server` is any command that
 //! prints `listening on URL` first, e.g. `"target/release/conform serve
-//! --port 0"`. Not run by the tests.
+//! --port 0"`, or, with `--url URL`, any server that listens there (the
+//! Rust server: `--server "resonate dev --debug --server-port 8001
+//! --storage-sqlite-path /tmp/r.db" --url http://127.0.0.1:8001 --profile
+//! resonate --baseline resonate`). `--extra` adds flags to every `conform
+//! run` (`--extra "--pipeline 1"`: one request at a time). After the rounds,
+//! each mode's ratios: lowest, median, highest. Not run by the tests.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -39,6 +44,8 @@ struct Options {
     cases: String,
     steps: String,
     rounds: usize,
+    url: Option<String>,
+    extra: String,
 }
 
 impl Options {
@@ -59,6 +66,11 @@ impl Options {
             cases: arg("--cases", "30"),
             steps: arg("--steps", "100"),
             rounds: arg("--rounds", "3").parse().expect("--rounds N"),
+            url: args
+                .iter()
+                .position(|a| a == "--url")
+                .and_then(|i| args.get(i + 1).cloned()),
+            extra: arg("--extra", ""),
         }
     }
 }
@@ -67,15 +79,30 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The server, started from `cmd` (split on spaces); its child and URL.
-fn start_server(cmd: &str) -> (Child, String) {
+/// The server, started from `cmd` (split on spaces); its child and URL:
+/// `url` once it accepts connections there, else the one it prints.
+fn start_server(cmd: &str, url: Option<&str>) -> (Child, String) {
     let mut words = cmd.split_whitespace();
     let program = words.next().expect("--server names a command");
     let mut child = Command::new(program)
         .args(words)
-        .stdout(Stdio::piped())
+        .stdout(if url.is_some() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start `{cmd}`: {e}"));
+    if let Some(url) = url {
+        let addr = url.trim_start_matches("http://").trim_end_matches('/');
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(addr).is_ok() {
+                return (child, url.to_string());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("`{cmd}` does not accept connections at {url}");
+    }
     let mut line = String::new();
     BufReader::new(child.stdout.as_mut().expect("piped"))
         .read_line(&mut line)
@@ -134,6 +161,7 @@ fn measure(o: &Options, url: &str, server_pid: u32, state: bool, dir: &Path) -> 
         .arg(dir.join("failures"))
         .arg("--report")
         .arg(&report)
+        .args(o.extra.split_whitespace())
         .stdout(Stdio::null());
     if !state {
         cmd.arg("--no-state");
@@ -156,10 +184,20 @@ fn main() {
     let o = Options::parse();
     let dir = std::env::temp_dir().join(format!("conform-cpu-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    let (mut server, url) = start_server(&o.server);
+    let (mut server, url) = start_server(&o.server, o.url.as_deref());
     println!(
-        "{} cases x {} steps, seed {}, profile {}, baseline {}, against `{}` ({url})",
-        o.cases, o.steps, o.seed, o.profile, o.baseline, o.server
+        "{} cases x {} steps, seed {}, profile {}, baseline {}, against `{}` ({url}){}",
+        o.cases,
+        o.steps,
+        o.seed,
+        o.profile,
+        o.baseline,
+        o.server,
+        if o.extra.is_empty() {
+            String::new()
+        } else {
+            format!(", with `{}`", o.extra)
+        }
     );
     println!("CPU per step (user + system, every thread), µs:");
     println!(
@@ -168,7 +206,9 @@ fn main() {
     );
     // A first run warms the server (a JIT such as Node's) and the page cache.
     let _ = measure(&o, &url, server.id(), true, &dir);
+    let mut summary = Vec::new();
     for (name, state) in [("with state", true), ("responses only", false)] {
+        let mut ratios = Vec::new();
         for _ in 0..o.rounds {
             let f = measure(&o, &url, server.id(), state, &dir);
             let per = |s: f64| s * 1e6 / f.steps as f64;
@@ -178,6 +218,15 @@ fn main() {
                 per(f.server),
                 f.harness / f.server
             );
+            ratios.push(f.harness / f.server);
+        }
+        ratios.sort_by(f64::total_cmp);
+        summary.push((name, ratios));
+    }
+    println!("ratio (harness / server): lowest, median, highest");
+    for (name, r) in summary {
+        if let (Some(lo), Some(hi)) = (r.first(), r.last()) {
+            println!("{name:<16} {lo:.2} {:.2} {hi:.2}", r[r.len() / 2]);
         }
     }
     let _ = server.kill();

@@ -4,6 +4,7 @@
 //! snapshot) → check (the model and its latitude) → record (the trace line).
 
 use std::borrow::Borrow;
+use std::collections::VecDeque;
 
 use serde_json::Value;
 
@@ -67,6 +68,12 @@ pub struct Execution {
     /// [`Expect::Recorded`]: steps with a compared part their line does
     /// not record (judged by the model).
     pub unrecorded: u64,
+    /// The steps after the last line that were sent to the target before
+    /// the replay stopped (pipelined, [`Target::pipeline_depth`]): the
+    /// target applied them (or, after a fault, may have), nothing checked
+    /// them, and they are not in `lines`. They cannot change an answer
+    /// before them, so `lines` replays exactly.
+    pub sent_ahead: usize,
 }
 
 impl Execution {
@@ -106,6 +113,7 @@ pub fn execute_stream<S: Borrow<Step>>(
         latitude: 0,
         probes: Vec::new(),
         unrecorded: 0,
+        sent_ahead: 0,
     };
     checker.reset();
     if let Err(e) = target.start() {
@@ -120,8 +128,35 @@ pub fn execute_stream<S: Borrow<Step>>(
     let mut before = opts
         .check_state
         .then(|| Snap::from_view(StateView::default()));
-    for (i, step) in steps.enumerate() {
+    // Responses alone need nothing from the target to choose the next
+    // steps (the generator has its own model), so a window of them goes
+    // out before the first answer is read; a snapshot after each step
+    // would have to be pipelined between them, so state comparison sends
+    // one step at a time.
+    let depth = if opts.check_state {
+        1
+    } else {
+        target.pipeline_depth()
+    };
+    let mut steps = steps;
+    let mut window: VecDeque<S> = VecDeque::with_capacity(depth);
+    let mut next = 0;
+    loop {
+        if window.is_empty() {
+            window.extend(steps.by_ref().take(depth));
+            if window.len() > 1 {
+                for s in &window {
+                    target.send_ahead(s.borrow());
+                }
+            }
+        }
+        let Some(step) = window.pop_front() else {
+            break;
+        };
+        ex.sent_ahead = window.len();
         let step = step.borrow();
+        let i = next;
+        next += 1;
         let (res, snap) = match observe(target, step, opts.check_state) {
             Ok(o) => o,
             Err(e) => {

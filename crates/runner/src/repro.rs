@@ -27,6 +27,8 @@ pub struct Reach {
     pub check_state: bool,
     /// `--allow-remote-target` was given.
     pub allow_remote: bool,
+    /// `--pipeline`: steps sent before the first one's answer is read.
+    pub pipeline: usize,
 }
 
 /// The per-request timeout when none is given (ms).
@@ -54,6 +56,9 @@ impl Reach {
         }
         if !self.check_state {
             f.push_str(" --no-state");
+        }
+        if self.pipeline != crate::target::DEFAULT_PIPELINE {
+            f.push_str(&format!(" --pipeline {}", self.pipeline));
         }
         f
     }

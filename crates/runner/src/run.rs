@@ -95,7 +95,8 @@ pub fn run(cfg: &RunConfig, out: &mut dyn Write) -> Result<Summary, UrlError> {
         HttpTarget::any_host(&cfg.target, timeout)
     } else {
         HttpTarget::new(&cfg.target, timeout)
-    }?;
+    }?
+    .with_pipeline(cfg.reach.pipeline);
     Ok(run_on(cfg, &mut target, out))
 }
 

@@ -52,6 +52,7 @@ fn check(path: &Path, mutants: &[&str], baseline: &[&str]) -> Summary {
             timeout_ms: 1000,
             check_state: true,
             allow_remote: false,
+            pipeline: runner::target::DEFAULT_PIPELINE,
         },
     };
     check_all(&mut target, &[path.to_path_buf()], &cfg, &mut Vec::new())

@@ -541,6 +541,7 @@ const NUMERIC: &[Numeric] = &[
         lo: None,
         hi: u64::MAX,
     },
+    n("run", "pipeline", 1, 64),
     n("replay", "retry-timeout", 0, 86_400_000),
     Numeric {
         command: "replay",
@@ -548,6 +549,7 @@ const NUMERIC: &[Numeric] = &[
         lo: None,
         hi: u64::MAX,
     },
+    n("replay", "pipeline", 1, 64),
     n("shrink", "retry-timeout", 0, 86_400_000),
     n("shrink", "shrink-time", 0, 86_400),
     Numeric {
@@ -556,6 +558,7 @@ const NUMERIC: &[Numeric] = &[
         lo: None,
         hi: u64::MAX,
     },
+    n("shrink", "pipeline", 1, 64),
     n("golden", "count", 1, 100_000),
     n("golden", "seed", 0, u64::MAX),
     n("golden", "steps", 1, 1_000_000),
@@ -567,6 +570,7 @@ const NUMERIC: &[Numeric] = &[
         lo: None,
         hi: u64::MAX,
     },
+    n("check", "pipeline", 1, 64),
     n("mutants", "budget-steps", 1, 100_000_000),
     n("mutants", "slow-budget", 0, 100_000_000),
     n("mutants", "seed", 0, u64::MAX),
@@ -589,6 +593,7 @@ const NUMERIC: &[Numeric] = &[
         lo: None,
         hi: u64::MAX,
     },
+    n("stress", "pipeline", 1, 64),
     n("check-history", "retry-timeout", 0, 86_400_000),
     n("check-history", "search-budget", 1, u64::MAX),
     n("races", "runs", 1, 100),
@@ -605,6 +610,7 @@ const NUMERIC: &[Numeric] = &[
         lo: None,
         hi: u64::MAX,
     },
+    n("replay-history", "pipeline", 1, 64),
     n("triage", "seed", 0, u64::MAX),
     n("triage", "cases", 1, 1_000_000),
     n("triage", "steps", 1, 1_000_000),
@@ -618,6 +624,7 @@ const NUMERIC: &[Numeric] = &[
         lo: None,
         hi: u64::MAX,
     },
+    n("triage", "pipeline", 1, 64),
 ];
 
 /// The flags that take a value that is no number.

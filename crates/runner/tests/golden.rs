@@ -137,6 +137,7 @@ fn check(opts: ServeOptions) -> (usize, usize) {
             timeout_ms: 2000,
             check_state: true,
             allow_remote: false,
+            pipeline: runner::target::DEFAULT_PIPELINE,
         },
     };
     let summary = check_all(&mut target, &files, &cfg, &mut Vec::new());

@@ -122,6 +122,7 @@ fn commands_for_the_embedded_server_carry_no_temporary_port() {
         timeout_ms: 5000,
         check_state: true,
         allow_remote: false,
+        pipeline: runner::target::DEFAULT_PIPELINE,
     };
     let f = std::path::Path::new("t.ndjson");
     for cmd in [reach.replay_command(f), reach.check_command(f)] {

@@ -91,6 +91,7 @@ fn config(url: &str, name: &str, seed: u64, cases: u64, steps: usize) -> RunConf
             timeout_ms: 5000,
             check_state: true,
             allow_remote: false,
+            pipeline: runner::target::DEFAULT_PIPELINE,
         },
         seed,
         cases,

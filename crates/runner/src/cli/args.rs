@@ -332,6 +332,12 @@ pub struct TargetArgs {
     /// Compare responses only, not `debug.snap` after every step.
     #[arg(long)]
     pub no_state: bool,
+    /// With `--no-state`, send up to N steps before reading the first
+    /// one's answer (HTTP/1.1 pipelining); 1 sends one at a time, for a
+    /// server that cannot take pipelined requests.
+    #[arg(long, default_value_t = runner::target::DEFAULT_PIPELINE,
+          value_parser = within::<usize>(1, 64))]
+    pub pipeline: usize,
 }
 
 /// `conform serve`.

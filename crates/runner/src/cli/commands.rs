@@ -143,6 +143,7 @@ pub(super) fn setup(t: &TargetArgs, recorded: &Recorded) -> Result<Setup, Failur
         } else {
             HttpTarget::new(url, timeout)
         }
+        .map(|h| h.with_pipeline(t.pipeline))
     };
     let given = match &t.target {
         Some(url) => Some(connect(url).map_err(|e| bad(format!("--target {e}")))?),
@@ -185,6 +186,7 @@ pub(super) fn setup(t: &TargetArgs, recorded: &Recorded) -> Result<Setup, Failur
         timeout_ms: t.timeout_ms,
         check_state,
         allow_remote: t.allow_remote_target,
+        pipeline: t.pipeline,
     };
     Ok(Setup {
         baseline: baseline_name,

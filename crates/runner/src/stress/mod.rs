@@ -90,6 +90,7 @@ impl StressConfig {
                 timeout_ms: crate::repro::DEFAULT_TIMEOUT_MS,
                 check_state: true,
                 allow_remote: false,
+                pipeline: crate::target::DEFAULT_PIPELINE,
             },
             target: url.to_string(),
             seed: 1,

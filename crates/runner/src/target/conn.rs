@@ -73,8 +73,13 @@ pub struct Conn {
     endpoint: Endpoint,
     timeout: Duration,
     stream: Option<Stream>,
-    /// The request being written, reused from call to call.
+    /// The requests queued and not yet written, reused from call to call.
     out: Vec<u8>,
+    /// How many requests `out` holds.
+    queued: usize,
+    /// Requests written whose answers are not read yet (HTTP/1.1
+    /// pipelining: answers come back in the order of the requests).
+    owed: usize,
 }
 
 /// An open connection, its read buffer and when it was last used.
@@ -105,14 +110,25 @@ impl Conn {
             timeout,
             stream: None,
             out: Vec::with_capacity(1024),
+            queued: 0,
+            owed: 0,
         }
     }
 
     /// `POST` `body` (JSON) and read the answer: its HTTP status and body.
-    /// `kind` names the request in error messages.
+    /// `kind` names the request in error messages. Answers still owed to
+    /// earlier [`Conn::queue`]d requests come first: read them before.
+    #[cfg(test)]
     pub fn post(&mut self, kind: &str, body: &[u8]) -> Result<(u16, Vec<u8>), TargetError> {
-        let deadline = Instant::now() + self.timeout;
-        self.out.clear();
+        assert_eq!(self.owed + self.queued, 0, "post with answers owed");
+        self.queue(body);
+        self.answer(kind)
+    }
+
+    /// Queue a `POST` of `body` (JSON), written with every other queued
+    /// one by the next [`Conn::answer`]: several requests in one `write`,
+    /// their answers read in order (HTTP/1.1 pipelining).
+    pub fn queue(&mut self, body: &[u8]) {
         write!(
             self.out,
             "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: */*\r\ncontent-length: {}\r\n\r\n",
@@ -122,28 +138,56 @@ impl Conn {
         )
         .expect("writing to a Vec");
         self.out.extend_from_slice(body);
-        if self
-            .stream
-            .as_ref()
-            .is_some_and(|s| s.used.elapsed() > IDLE)
-        {
-            self.stream = None;
-        }
-        self.exchange(kind, deadline)
+        self.queued += 1;
+    }
+
+    /// Requests queued or written whose answers are not read yet.
+    pub fn owed(&self) -> usize {
+        self.owed + self.queued
+    }
+
+    /// The answer to the oldest request not answered yet (writing the
+    /// queued ones first): its HTTP status and body. `kind` names it in
+    /// error messages. After a fault the connection is dropped with every
+    /// answer still owed: none of those requests is sent again.
+    pub fn answer(&mut self, kind: &str) -> Result<(u16, Vec<u8>), TargetError> {
+        assert!(self.owed() > 0, "an answer read with no request sent");
+        let deadline = Instant::now() + self.timeout;
+        self.flush(kind, deadline)
+            .and_then(|()| self.read_one(kind, deadline))
             .map_err(|f| self.fault(kind, f))
     }
 
-    /// The fault a failure is; the connection is not used again.
+    /// The fault a failure is; the connection is not used again, and the
+    /// answers it owed are given up.
     fn fault(&mut self, kind: &str, f: Failure) -> TargetError {
         self.stream = None;
+        self.out.clear();
+        self.queued = 0;
+        self.owed = 0;
         match f {
             Failure::Fault(e) => e,
             Failure::Dead(e) => io_fault(kind, &e),
         }
     }
 
-    /// One try: connect if needed, write the request, read the answer.
-    fn exchange(&mut self, kind: &str, deadline: Instant) -> Result<(u16, Vec<u8>), Failure> {
+    /// Write the queued requests, in one `write`: connect first if needed
+    /// (replacing a connection idle too long, when it owes nothing).
+    fn flush(&mut self, kind: &str, deadline: Instant) -> Result<(), Failure> {
+        if self.queued == 0 {
+            return Ok(());
+        }
+        if self.owed == 0 {
+            if self
+                .stream
+                .as_ref()
+                .is_some_and(|s| s.used.elapsed() > IDLE)
+            {
+                self.stream = None;
+            }
+        } else if self.stream.is_none() {
+            return Err(Failure::Fault(closed_owing(kind, self.owed)));
+        }
         if self.stream.is_none() {
             let tcp = connect(&self.endpoint, kind, deadline).map_err(Failure::Fault)?;
             self.stream = Some(Stream {
@@ -156,16 +200,39 @@ impl Conn {
             });
         }
         let s = self.stream.as_mut().expect("just opened");
-        s.pos = 0;
-        s.end = 0;
+        if self.owed == 0 {
+            s.pos = 0;
+            s.end = 0;
+        }
         s.tcp.write_all(&self.out).map_err(Failure::Dead)?;
-        let answer = s.read_answer(kind, deadline)?;
+        self.owed += self.queued;
+        self.queued = 0;
+        self.out.clear();
+        Ok(())
+    }
+
+    /// Read the oldest owed answer.
+    fn read_one(&mut self, kind: &str, deadline: Instant) -> Result<(u16, Vec<u8>), Failure> {
+        let Some(s) = self.stream.as_mut() else {
+            // Closed by the server after an earlier answer.
+            return Err(Failure::Fault(closed_owing(kind, self.owed)));
+        };
+        let answer = s.read_answer(kind, deadline, self.owed > 1)?;
+        self.owed -= 1;
         s.used = Instant::now();
         if answer.close {
             self.stream = None;
         }
         Ok((answer.status, answer.body))
     }
+}
+
+/// A connection the server closed while pipelined requests were still
+/// owed an answer: they may or may not have been applied.
+fn closed_owing(kind: &str, owed: usize) -> TargetError {
+    TargetError::Unreachable(format!(
+        "{kind}: the target closed the connection with {owed} pipelined request(s) unanswered, which it may or may not have applied (`--pipeline 1` sends one request at a time)"
+    ))
 }
 
 /// A whole answer.
@@ -184,8 +251,15 @@ enum Framing {
 }
 
 impl Stream {
-    /// Read one answer, skipping informational ones.
-    fn read_answer(&mut self, kind: &str, deadline: Instant) -> Result<Answer, Failure> {
+    /// Read one answer, skipping informational ones; `more`: the answers
+    /// of later requests follow it (pipelined), so bytes past it are theirs.
+    fn read_answer(
+        &mut self,
+        kind: &str,
+        deadline: Instant,
+        more: bool,
+    ) -> Result<Answer, Failure> {
+        self.compact();
         loop {
             let (status, framing, close, head_len) = self.read_head(kind, deadline)?;
             self.pos = head_len;
@@ -224,9 +298,9 @@ impl Stream {
                     });
                 }
             };
-            // Bytes past the answer are an answer nobody asked for: do not
-            // keep a connection that is out of step.
-            let close = close || self.pos != self.end;
+            // Bytes past the last answer owed are an answer nobody asked
+            // for: do not keep a connection that is out of step.
+            let close = close || (!more && self.pos != self.end);
             return Ok(Answer {
                 status,
                 body,
@@ -609,6 +683,73 @@ mod tests {
         assert_eq!(c.post("a", b"{}").unwrap().0, 200);
         let e = c.post("b", b"{}").unwrap_err();
         assert!(matches!(e, TargetError::Unreachable(_)), "{e}");
+    }
+
+    /// Pipelined requests go out in one write and their answers are read
+    /// in order, even when they arrive together in one segment.
+    #[test]
+    fn pipelined_answers_are_read_in_order_from_one_write() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        let served = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            // All three requests, before any answer is written.
+            while got.windows(4).filter(|w| w == b"POST").count() < 3 || !got.ends_with(b"\"c\"") {
+                let n = c.read(&mut buf).unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+            c.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n\"a\"HTTP/1.1 404 No\r\nContent-Length: 3\r\n\r\n\"b\"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n\"c\"",
+            )
+            .unwrap();
+            let _ = c.read(&mut buf);
+        });
+        let mut c = conn(&url);
+        for body in [b"\"a\"", b"\"b\"", b"\"c\""] {
+            c.queue(body);
+        }
+        assert_eq!(c.owed(), 3);
+        assert_eq!(c.answer("a").unwrap(), (200, b"\"a\"".to_vec()));
+        assert_eq!(c.answer("b").unwrap(), (404, b"\"b\"".to_vec()));
+        assert_eq!(c.answer("c").unwrap(), (200, b"\"c\"".to_vec()));
+        assert_eq!(c.owed(), 0);
+        assert!(c.stream.is_some(), "kept: nothing past the last answer");
+        drop(c);
+        served.join().unwrap();
+    }
+
+    /// A server that closes the connection after one of several pipelined
+    /// requests leaves the others unanswered: a fault naming them, and
+    /// none is sent again.
+    #[test]
+    fn a_connection_closed_with_pipelined_requests_owed_is_a_fault() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        let served = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf).unwrap();
+            c.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")
+                .unwrap();
+            drop(c);
+            // A second connection would be a request sent again.
+            l.set_nonblocking(true).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            l.accept().is_err()
+        });
+        let mut c = conn(&url);
+        c.queue(b"{}");
+        c.queue(b"{}");
+        assert_eq!(c.answer("a").unwrap().0, 200);
+        let e = c.answer("b").unwrap_err();
+        assert!(
+            matches!(&e, TargetError::Unreachable(m) if m.contains("1 pipelined request(s) unanswered")),
+            "{e}"
+        );
+        assert_eq!(c.owed(), 0, "given up");
+        assert!(served.join().unwrap(), "no request sent again");
     }
 
     #[test]

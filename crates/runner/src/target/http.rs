@@ -3,6 +3,7 @@
 //! every way a target can fail turned into a [`TargetError`] that names
 //! the cause. A target fault is never a divergence and never a panic.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -48,7 +49,17 @@ pub struct HttpTarget {
     timeout: Duration,
     /// Envelope departures not yet asked for (see [`Target::departures`]).
     departures: Vec<EnvelopeDeparture>,
+    /// How many steps may be sent before the answer of the first is read
+    /// ([`Target::pipeline_depth`]).
+    pipeline: usize,
+    /// The steps sent ahead whose answers are not read yet, oldest first:
+    /// their kind and `corrId`.
+    ahead: VecDeque<(&'static str, String)>,
 }
+
+/// The default of `--pipeline`: steps sent before the first one's answer
+/// is read, when responses alone are compared.
+pub const DEFAULT_PIPELINE: usize = 32;
 
 impl HttpTarget {
     /// A client for `url`, which must be a loopback address, with a
@@ -74,6 +85,8 @@ impl HttpTarget {
             dialect: Dialect::default(),
             timeout,
             departures: Vec::new(),
+            pipeline: 1,
+            ahead: VecDeque::new(),
         })
     }
 
@@ -82,7 +95,15 @@ impl HttpTarget {
     pub fn fork(&self) -> Result<HttpTarget, TargetError> {
         let t = HttpTarget::any_host(&self.url, self.timeout)
             .map_err(|e| TargetError::Unreachable(e.to_string()))?;
-        Ok(t.with_dialect(self.dialect.clone()))
+        Ok(t.with_dialect(self.dialect.clone())
+            .with_pipeline(self.pipeline))
+    }
+
+    /// The same target, sent up to `depth` steps before the answer of the
+    /// first is read (1: one at a time). See [`Target::pipeline_depth`].
+    pub fn with_pipeline(mut self, depth: usize) -> HttpTarget {
+        self.pipeline = depth.max(1);
+        self
     }
 
     /// The same target read through `dialect`.
@@ -101,14 +122,33 @@ impl HttpTarget {
         data: Value,
         debug_time: Option<u64>,
     ) -> Result<Value, TargetError> {
-        let corr_id = self.next_corr_id();
-        let (http, bytes) = self.post_raw(kind, &corr_id, debug_time, &data)?;
+        self.settle()?;
+        let corr_id = self.queue(kind, debug_time, &data);
+        self.answer(kind, &corr_id)
+    }
+
+    /// Read the answer to the oldest request sent and judge its envelope
+    /// (`corr_id` is what it was sent with).
+    fn answer(&mut self, kind: &str, corr_id: &str) -> Result<Value, TargetError> {
+        let (http, bytes) = self.conn.answer(kind).inspect_err(|_| self.ahead.clear())?;
         let env = Self::envelope(kind, http, &bytes)?;
-        let departures = envelope::judge(kind, &corr_id, http, &AnswerHead::of(&env), &|| {
+        let departures = envelope::judge(kind, corr_id, http, &AnswerHead::of(&env), &|| {
             truncate(&env)
         })?;
         self.departures.extend(departures);
         Ok(env)
+    }
+
+    /// Read and drop the answers of steps sent ahead past where the step
+    /// loop stopped (a divergence or the end of a case): they were applied
+    /// and are never checked, and the connection must be back in step
+    /// before anything else is sent on it. A fault reading one is a fault
+    /// of the next request.
+    fn settle(&mut self) -> Result<(), TargetError> {
+        while let Some((kind, _)) = self.ahead.pop_front() {
+            let _ = self.conn.answer(kind).inspect_err(|_| self.ahead.clear())?;
+        }
+        Ok(())
     }
 
     /// A fresh `corrId` for the next request.
@@ -117,26 +157,22 @@ impl HttpTarget {
         format!("conform-{}", self.corr)
     }
 
-    /// POST the envelope `{kind, head: {corrId, version,
-    /// resonate:debug_time?}, data}`; the HTTP status and the body.
-    fn post_raw(
-        &mut self,
-        kind: &str,
-        corr_id: &str,
-        debug_time: Option<u64>,
-        data: &Value,
-    ) -> Result<(u16, Vec<u8>), TargetError> {
+    /// Queue the envelope `{kind, head: {corrId, version,
+    /// resonate:debug_time?}, data}` on the connection; its `corrId`.
+    fn queue(&mut self, kind: &str, debug_time: Option<u64>, data: &Value) -> String {
+        let corr_id = self.next_corr_id();
         let out = Outgoing {
             kind,
             head: OutgoingHead {
-                corr_id,
+                corr_id: &corr_id,
                 version: PROTOCOL_VERSION,
                 debug_time,
             },
             data,
         };
         let body = serde_json::to_vec(&out).expect("an envelope serialises");
-        self.conn.post(kind, &body)
+        self.conn.queue(&body);
+        corr_id
     }
 
     /// Read a response body as an envelope: JSON, with a `data` (the rest
@@ -216,23 +252,46 @@ impl Target for HttpTarget {
     }
 
     /// A request as its envelope stamped with `now`; a tick as
-    /// `debug.tick {time}` stamped with the same time.
+    /// `debug.tick {time}` stamped with the same time. A step sent ahead
+    /// is not sent again: its answer is read.
     fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError> {
+        let kind = envelope_kind(step);
+        let env = match self.ahead.pop_front() {
+            Some((sent, corr_id)) => {
+                assert_eq!(
+                    sent, kind,
+                    "the step loop sends steps in the order sent ahead"
+                );
+                self.answer(kind, &corr_id)?
+            }
+            None => {
+                let data = envelope_data(step);
+                self.call(kind, data, Some(step.now))?
+            }
+        };
         match &step.op {
             Op::Request(r) => {
-                let mut env =
-                    self.call(r.kind(), model::wire::encode_request(r), Some(step.now))?;
+                let mut env = env;
                 if !self.dialect.is_canonical() {
                     self.dialect.response(r, &mut env);
                 }
                 Ok(Some(env))
             }
             Op::Tick => {
-                let env = self.call("debug.tick", json!({"time": step.now}), Some(step.now))?;
                 Self::debug_ok("debug.tick", &env)?;
                 Ok(None)
             }
         }
+    }
+
+    fn pipeline_depth(&self) -> usize {
+        self.pipeline
+    }
+
+    fn send_ahead(&mut self, step: &Step) {
+        let kind = envelope_kind(step);
+        let corr_id = self.queue(kind, Some(step.now), &envelope_data(step));
+        self.ahead.push_back((kind, corr_id));
     }
 
     /// `debug.start` alone, on a fresh connection (the old one died with
@@ -257,8 +316,9 @@ impl Target for HttpTarget {
     /// other, or one that does not fit them, as JSON.
     fn snap(&mut self) -> Result<Snap, TargetError> {
         const KIND: &str = "debug.snap";
-        let corr_id = self.next_corr_id();
-        let (http, bytes) = self.post_raw(KIND, &corr_id, None, &json!({}))?;
+        self.settle()?;
+        let corr_id = self.queue(KIND, None, &json!({}));
+        let (http, bytes) = self.conn.answer(KIND)?;
         if self.dialect.snapshot_is_canonical() {
             if let Ok((answer, snap)) = Snap::from_envelope(&bytes) {
                 if answer.status() == Some(200) {
@@ -291,6 +351,22 @@ impl Target for HttpTarget {
 
     fn departures(&mut self) -> Vec<EnvelopeDeparture> {
         std::mem::take(&mut self.departures)
+    }
+}
+
+/// The envelope kind a step is sent as: its request's, or `debug.tick`.
+fn envelope_kind(step: &Step) -> &'static str {
+    match &step.op {
+        Op::Request(r) => r.kind(),
+        Op::Tick => "debug.tick",
+    }
+}
+
+/// The envelope `data` of a step: its request's, or a tick's `{time}`.
+fn envelope_data(step: &Step) -> Value {
+    match &step.op {
+        Op::Request(r) => model::wire::encode_request(r),
+        Op::Tick => json!({"time": step.now}),
     }
 }
 

@@ -29,7 +29,7 @@ pub use self::url::{check as check_url, is_loopback_url, UrlError};
 pub use dialect::{Base, Dialect, DialectSpec, Rule};
 pub use envelope::{AnswerHead, EnvelopeDeparture, EnvelopeField, HeadFields};
 pub use error::TargetError;
-pub use http::{envelope_status, HttpTarget};
+pub use http::{envelope_status, HttpTarget, DEFAULT_PIPELINE};
 pub use local::{LocalServer, LocalTarget};
 
 /// One client of a concurrent run: it only sends steps, on a connection of
@@ -53,6 +53,24 @@ pub trait Target {
     fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError>;
     /// Its whole state, as `debug.snap` shows it.
     fn snap(&mut self) -> Result<Snap, TargetError>;
+    /// How many steps the step loop may send before it reads the first
+    /// one's answer (HTTP/1.1 pipelining; 1: one at a time, the default).
+    /// The loop pipelines only steps that need nothing from the target's
+    /// answers: when responses alone are compared, since the generator
+    /// chooses every step from its own model.
+    fn pipeline_depth(&self) -> usize {
+        1
+    }
+    /// Send `step` now, ahead of the answers of the steps before it: the
+    /// next [`Target::send`] of it reads its answer instead of sending it
+    /// again. Only called where [`Target::pipeline_depth`] is above 1.
+    /// Steps sent ahead past where the loop stops are applied by the
+    /// target and never checked; the next `start`, `reset` or `snap` reads
+    /// their answers first.
+    fn send_ahead(&mut self, step: &Step) {
+        let _ = step;
+        unreachable!("send_ahead on a target that does not pipeline")
+    }
     /// Back in debug mode after a restart, its state kept: `debug.start`
     /// alone, never a wipe. A target the harness cannot restart says so.
     fn resume(&mut self) -> Result<(), TargetError> {

@@ -25,6 +25,7 @@ pub fn config(url: &str, dir: &Path, cases: u64, steps: usize) -> RunConfig {
             timeout_ms: 500,
             check_state: true,
             allow_remote: false,
+            pipeline: runner::target::DEFAULT_PIPELINE,
         },
         seed: 7,
         cases,

@@ -1,0 +1,119 @@
+//! Pipelining (`--pipeline N`, responses only): a window of steps goes out
+//! before the first answer is read. The verdicts must be those of one step
+//! at a time, step for step; the steps sent past a divergence are counted
+//! (`Execution::sent_ahead`), never checked, and their answers are read
+//! before the next case starts, so the connection stays in step.
+
+use runner::check::Checker;
+use runner::exec::{execute, ExecOptions, Execution, Expect};
+use runner::profile::Profile;
+use runner::serve::{spawn, ServeOptions};
+use runner::target::{HttpTarget, Target};
+
+const RESPONSES: ExecOptions = ExecOptions { check_state: false };
+
+/// Case `case` of seed 1 (60 steps) against `target`.
+fn case(target: &mut dyn Target, case: u64) -> Execution {
+    let mut checker = Checker::new(Profile::default());
+    let steps = checker.generate(gen::case_seed(1, case), 60, 0);
+    execute(target, &mut checker, &steps, Expect::Model, RESPONSES)
+}
+
+/// What a verdict is made of: each step with its answer and the model's
+/// (their `corrId`s aside: the steps sent past a divergence took some),
+/// where it diverged and why, and any fault.
+fn verdict(ex: &Execution) -> String {
+    fn strip(v: &mut serde_json::Value) {
+        if let Some(m) = v.as_object_mut() {
+            m.remove("corrId");
+            m.values_mut().for_each(strip);
+        }
+    }
+    let bare = |v: &Option<serde_json::Value>| {
+        let mut v = v.clone();
+        v.as_mut().map(strip);
+        v
+    };
+    let lines: Vec<_> = ex
+        .lines
+        .iter()
+        .map(|l| {
+            (
+                format!("{:?}", l.step),
+                bare(&l.res),
+                bare(&l.expect),
+                l.diverged,
+            )
+        })
+        .collect();
+    let at = ex
+        .divergence
+        .as_ref()
+        .map(|(i, d)| (*i, d.class.to_string()));
+    format!("{lines:?} {at:?} {:?}", ex.fault)
+}
+
+/// Against a planted bug seen in responses, every case gets the same
+/// verdict pipelined 8 deep as one step at a time, including the cases
+/// after one that diverged in the middle of a window (whose sent-ahead
+/// steps were answered meanwhile, and must not be read as the next
+/// case's answers).
+#[test]
+fn a_pipelined_run_gets_the_verdicts_of_one_step_at_a_time() {
+    let server = spawn(ServeOptions {
+        mutants: vec!["settle-at-deadline".to_string()],
+        ..ServeOptions::default()
+    })
+    .expect("serve");
+    let url = server.url();
+    let mut one = HttpTarget::new(&url, std::time::Duration::from_secs(5)).unwrap();
+    let mut eight = HttpTarget::new(&url, std::time::Duration::from_secs(5))
+        .unwrap()
+        .with_pipeline(8);
+    let (mut diverged, mut mid_window) = (0, 0);
+    for c in 0..40 {
+        let a = case(&mut one, c);
+        let b = case(&mut eight, c);
+        assert!(verdict(&a) == verdict(&b), "case {c}");
+        assert_eq!(a.sent_ahead, 0, "one at a time sends nothing ahead");
+        if let Some((at, _)) = &b.divergence {
+            diverged += 1;
+            // The window of 8 that held the divergent step was all sent.
+            let sent = (at / 8 * 8 + 8).min(60);
+            assert_eq!(b.sent_ahead, sent - at - 1, "case {c}, diverged at {at}");
+            mid_window += usize::from(b.sent_ahead > 0);
+        } else {
+            assert_eq!(b.sent_ahead, 0);
+        }
+    }
+    assert!(
+        diverged > 0 && mid_window > 0,
+        "the bug must diverge in the middle of a window ({diverged} divergences)"
+    );
+}
+
+/// A snapshot is never pipelined: with state compared, steps go one at a
+/// time, whatever the target could take.
+#[test]
+fn state_comparison_sends_one_step_at_a_time() {
+    let server = spawn(ServeOptions {
+        mutants: vec!["settle-keeps-listeners".to_string()],
+        ..ServeOptions::default()
+    })
+    .expect("serve");
+    let mut eight = HttpTarget::new(&server.url(), std::time::Duration::from_secs(5))
+        .unwrap()
+        .with_pipeline(8);
+    for c in 0..40 {
+        let mut checker = Checker::new(Profile::default());
+        let steps = checker.generate(gen::case_seed(1, c), 60, 0);
+        let ex = execute(
+            &mut eight,
+            &mut checker,
+            &steps,
+            Expect::Model,
+            ExecOptions { check_state: true },
+        );
+        assert_eq!(ex.sent_ahead, 0, "case {c}");
+    }
+}
