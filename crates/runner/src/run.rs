@@ -298,6 +298,13 @@ fn finish_case(
         let _ = writeln!(out, "  {w}");
     }
     let _ = writeln!(out, "  trace:    {}", path.display());
+    if ex.sent_ahead > 0 {
+        let _ = writeln!(
+            out,
+            "  pipelined: the target was also sent the {} step(s) after it, which it applied and nothing checked; the trace ends at the divergence and replays without them",
+            ex.sent_ahead
+        );
+    }
     let mut replay_path = path.clone();
     let (mut shrunk, mut shrunk_steps) = (None, None);
     if cfg.shrink {

@@ -4,6 +4,8 @@
 //! (`Execution::sent_ahead`), never checked, and their answers are read
 //! before the next case starts, so the connection stays in step.
 
+mod common;
+
 use runner::check::Checker;
 use runner::exec::{execute, ExecOptions, Execution, Expect};
 use runner::profile::Profile;
@@ -116,4 +118,28 @@ fn state_comparison_sends_one_step_at_a_time() {
         );
         assert_eq!(ex.sent_ahead, 0, "case {c}");
     }
+}
+
+/// A pipelined run's divergence says how many steps past it the target
+/// was sent (and applied), and that the trace ends at the divergence.
+#[test]
+fn a_divergence_names_the_steps_sent_past_it() {
+    let server = spawn(ServeOptions {
+        mutants: vec!["settle-at-deadline".to_string()],
+        ..ServeOptions::default()
+    })
+    .expect("serve");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = common::config(&server.url(), dir.path(), 40, 60);
+    cfg.reach.check_state = false;
+    cfg.seed = 1;
+    let mut out = Vec::new();
+    let summary = runner::run::run(&cfg, &mut out).unwrap();
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(summary.divergences, 1, "{out}");
+    assert!(
+        out.contains("pipelined: the target was also sent the ")
+            && out.contains(" step(s) after it, which it applied and nothing checked"),
+        "{out}"
+    );
 }
