@@ -24,21 +24,11 @@ use gen::{apply, GenConfig, Generator, Step};
 use model::machine::Machine;
 use model::state::ServerConfig;
 
+mod support;
+use support::{cpu_now, sizes};
+
 /// Runs per size; the fastest is reported.
 const ROUNDS: usize = 3;
-
-/// CPU time of the calling thread.
-fn cpu_now() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant
-    // every Linux and macOS libc knows.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
 
 /// CPU time of a whole case and of its last tenth.
 #[derive(Clone, Copy)]
@@ -104,16 +94,7 @@ fn rate(steps: usize, d: Duration) -> f64 {
 }
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .map(|a| a.parse().expect("a step count"))
-        .collect();
-    let sizes = if sizes.is_empty() {
-        vec![1_000, 10_000, 100_000]
-    } else {
-        sizes
-    };
+    let sizes = sizes();
     println!("generate: one case per size, seed 1, spec model, thread CPU time, best of {ROUNDS}");
     println!(
         "generate: {:>7}  {:>12} {:>12}  {:>12} {:>12}  {:>12}  {:>8}",

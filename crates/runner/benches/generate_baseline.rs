@@ -10,36 +10,16 @@
 //!
 //! Run: `cargo bench -p resonate-runner --bench generate_baseline [-- STEPS…]`.
 
-use std::time::Duration;
-
 use runner::baseline::Baseline;
 use runner::check::Checker;
 use runner::profile::Profile;
 
-/// CPU time of the calling thread.
-fn cpu_now() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant
-    // every Linux and macOS libc knows.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
+#[path = "../../gen/benches/support/mod.rs"]
+mod support;
+use support::{cpu_now, sizes};
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .map(|a| a.parse().expect("a step count"))
-        .collect();
-    let sizes = if sizes.is_empty() {
-        vec![1_000, 10_000, 100_000]
-    } else {
-        sizes
-    };
+    let sizes = sizes();
     println!("generate_baseline: one case per size, seed 1, thread CPU time");
     for name in ["resonate", "ts-eager", "ts-none"] {
         let (_, deviations) = Baseline::load(name).expect("built in");
