@@ -7,7 +7,9 @@
 //! channel, a futex wake, an epoll wait on the other side). Measured with
 //! `cargo bench -p resonate-runner --bench cpu`, that hand-off was most of
 //! the harness's CPU per step with responses only. Here a request is one
-//! `write` and, for a body that fits the buffer, one `read`.
+//! `write` and, for a body that fits the buffer, one `read`; requests
+//! [`Conn::queue`]d together go out in one `write` (HTTP/1.1 pipelining)
+//! and their answers are read in order, the bytes of the next kept.
 //!
 //! What it speaks: `Content-Length` and `chunked` bodies, a body ended by
 //! the connection's close, `Connection: close`, informational (1xx)
