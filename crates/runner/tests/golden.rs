@@ -195,7 +195,9 @@ fn a_witness_starting_with_a_validation_probe_passes_where_refused_and_where_acc
     let empty = model::machine::Machine::default();
     let steps = (0..200)
         .map(|seed| checker.generate(seed, 8, 60))
-        .find(|s| gen::is_probe(&s[0], &empty) && s.iter().skip(1).any(|x| !gen::is_probe(x, &empty)))
+        .find(|s| {
+            gen::is_probe(&s[0], &empty) && s.iter().skip(1).any(|x| !gen::is_probe(x, &empty))
+        })
         .expect("a case that starts with a probe");
     let retry = Profile::default().retry_timeout;
     let options = trace::Options {

@@ -120,8 +120,10 @@ pub fn explain(
         if green && p.kept && cand == p.deviations {
             // The same deviations in the other placement.
         } else if green && p.kept {
-            let _ = writeln!(out, "  also fits: {} for {class}", names.join(" + "));
-            p.alternatives.push(cand);
+            if !p.alternatives.contains(&cand) {
+                let _ = writeln!(out, "  also fits: {} for {class}", names.join(" + "));
+                p.alternatives.push(cand);
+            }
         } else if green && diverges(rep, profile, &base_before, target, opts)? {
             let _ = writeln!(out, "  kept: {} explains {class}", names.join(" + "));
             p.deviations = cand;
