@@ -231,7 +231,7 @@ fn a_witness_starting_with_a_validation_probe_passes_where_refused_and_where_acc
                 validate,
                 ..ServeOptions::default()
             },
-            &[file.clone()],
+            std::slice::from_ref(&file),
             &mut out,
         );
         let log = String::from_utf8_lossy(&out);
