@@ -638,6 +638,7 @@ const NOT_NUMERIC: &[&str] = &[
     "durability-bug",
     "partition",
     "server-cmd",
+    "catalogue-without",
 ];
 
 const COMMANDS: &[&str] = &[
