@@ -240,3 +240,125 @@ impl StateView {
         v
     }
 }
+
+impl StateView {
+    /// The state this view shows, with `config`: the inverse of
+    /// [`StateView::of`], for a reader that must go on from what a target
+    /// holds (triage pins its model to a target's snapshot after a
+    /// divergence it cannot explain, to see what lies past it). The view
+    /// keeps callbacks, listeners and buffered resumes as sets, so their
+    /// order is taken from `like` (the model the view replaces) where it
+    /// names them, and is the view's own order otherwise. `Err` names an
+    /// entry that is not a state's: a callback, listener or resume of an
+    /// object the view lacks, a task timeout of an unknown kind, a message
+    /// that is neither `execute` nor `unblock`.
+    pub fn to_state(
+        &self,
+        config: crate::state::ServerConfig,
+        like: &State,
+    ) -> Result<State, String> {
+        use crate::state::{PromiseObject, TaskObject};
+        let mut s = State::new(config);
+        let ordered = |mut ids: Vec<String>, old: Option<&Vec<String>>| {
+            if let Some(old) = old {
+                ids.sort_by_key(|x| old.iter().position(|o| o == x).unwrap_or(usize::MAX));
+            }
+            ids
+        };
+        for p in &self.promises {
+            let of = |f: fn(&PromiseObject) -> &Vec<String>| like.get_promise(&p.id).map(f);
+            let callbacks: Vec<String> = self
+                .callbacks
+                .iter()
+                .filter(|c| c.awaited == p.id)
+                .map(|c| c.awaiter.clone())
+                .collect();
+            let listeners: Vec<String> = self
+                .listeners
+                .iter()
+                .filter(|l| l.id == p.id)
+                .map(|l| l.address.clone())
+                .collect();
+            s.set_promise(PromiseObject {
+                id: p.id.clone(),
+                state: p.state,
+                param: p.param.clone(),
+                value: p.value.clone(),
+                tags: p.tags.clone(),
+                timeout_at: p.timeout_at,
+                created_at: p.created_at,
+                settled_at: p.settled_at,
+                callbacks: ordered(callbacks, of(|o| &o.callbacks)),
+                listeners: ordered(listeners, of(|o| &o.listeners)),
+            });
+        }
+        let orphan = |what: &str, id: &str| Err(format!("{what} of `{id}`, which the view lacks"));
+        if let Some(c) = self
+            .callbacks
+            .iter()
+            .find(|c| s.get_promise(&c.awaited).is_none())
+        {
+            return orphan("a callback", &c.awaited);
+        }
+        if let Some(l) = self
+            .listeners
+            .iter()
+            .find(|l| s.get_promise(&l.id).is_none())
+        {
+            return orphan("a listener", &l.id);
+        }
+        for t in &self.tasks {
+            let resumes: Vec<String> = self
+                .resumes
+                .iter()
+                .filter(|r| r.id == t.id)
+                .map(|r| r.awaited.clone())
+                .collect();
+            let mut task = TaskObject::new(&t.id, t.state, t.version);
+            task.ttl = t.ttl;
+            task.pid = t.pid.clone();
+            task.resumes = ordered(resumes, like.get_task(&t.id).map(|o| &o.resumes));
+            s.set_task(task);
+        }
+        if let Some(r) = self.resumes.iter().find(|r| s.get_task(&r.id).is_none()) {
+            return orphan("a resume", &r.id);
+        }
+        for x in &self.schedules {
+            s.set_schedule(x.clone());
+        }
+        for t in &self.promise_timeouts {
+            s.set_promise_timeout(&t.id, t.timeout);
+        }
+        for t in &self.schedule_timeouts {
+            s.set_schedule_timeout(&t.id, t.timeout);
+        }
+        for t in &self.task_timeouts {
+            let kind = usize::from(t.kind);
+            if kind != RETRY && kind != LEASE {
+                return Err(format!("a task timeout of `{}` of kind {}", t.id, t.kind));
+            }
+            s.set_task_timeout(&t.id, kind, t.timeout);
+        }
+        for m in &self.messages {
+            let d = &m.message["data"];
+            let message = match m.message["kind"].as_str() {
+                Some("execute") => Message::Execute {
+                    task_id: d["task"]["id"].as_str().unwrap_or_default().to_string(),
+                    version: d["task"]["version"].as_u64().unwrap_or_default(),
+                },
+                Some("unblock") => Message::Unblock {
+                    promise: serde_json::from_value(d["promise"].clone())
+                        .map_err(|e| format!("an unblock message's promise: {e}"))?,
+                },
+                _ => {
+                    return Err(format!(
+                        "a message that is neither execute nor unblock: {}",
+                        m.message
+                    ))
+                }
+            };
+            s.set_message(&m.address, message);
+        }
+        Ok(s)
+    }
+}

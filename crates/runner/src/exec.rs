@@ -105,6 +105,36 @@ pub fn execute_stream<S: Borrow<Step>>(
     expect: Expect,
     opts: ExecOptions,
 ) -> Execution {
+    checker.reset();
+    if let Err(e) = target.start() {
+        return Execution {
+            lines: Vec::new(),
+            divergence: None,
+            fault: Some(e),
+            latitude: 0,
+            probes: Vec::new(),
+            unrecorded: 0,
+            sent_ahead: 0,
+        };
+    }
+    let before = opts
+        .check_state
+        .then(|| Snap::from_view(StateView::default()));
+    continue_stream(target, checker, steps, expect, opts, before)
+}
+
+/// [`execute_stream`] without the start: the target and the model go on
+/// from where they are (triage, past a divergence whose model it pinned to
+/// the target's snapshot). `before` is the target's state before the first
+/// step (a refused request must leave it), when state is compared.
+pub fn continue_stream<S: Borrow<Step>>(
+    target: &mut dyn Target,
+    checker: &mut Checker,
+    steps: impl IntoIterator<Item = S>,
+    expect: Expect,
+    opts: ExecOptions,
+    before: Option<Snap>,
+) -> Execution {
     let steps = steps.into_iter();
     let mut ex = Execution {
         lines: Vec::with_capacity(steps.size_hint().0),
@@ -115,19 +145,13 @@ pub fn execute_stream<S: Borrow<Step>>(
         unrecorded: 0,
         sent_ahead: 0,
     };
-    checker.reset();
-    if let Err(e) = target.start() {
-        ex.fault = Some(e);
-        return ex;
-    }
+    let mut before = before;
     let mut records = match expect {
         Expect::Recorded(lines) => Some(Records::new(lines, checker.profile.retry_timeout)),
         Expect::Model => None,
     };
-    // The target's state before the step: a refused request must leave it.
-    let mut before = opts
-        .check_state
-        .then(|| Snap::from_view(StateView::default()));
+    // `before`: the target's state before the step; a refused request
+    // must leave it.
     // Responses alone need nothing from the target to choose the next
     // steps (the generator has its own model), so a window of them goes
     // out before the first answer is read; a snapshot after each step

@@ -645,6 +645,7 @@ const NOT_NUMERIC: &[&str] = &[
     "durability-bug",
     "partition",
     "server-cmd",
+    "catalogue-without",
 ];
 
 const COMMANDS: &[&str] = &[

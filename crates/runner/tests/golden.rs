@@ -123,9 +123,14 @@ fn the_corpus_holds_every_planted_bugs_witness() {
 }
 
 fn check(opts: ServeOptions) -> (usize, usize) {
+    check_files(opts, &golden_files(&corpus_dir()).unwrap(), &mut Vec::new())
+}
+
+/// `conform check` of `files` against the reference server served with
+/// `opts`: cases and failures.
+fn check_files(opts: ServeOptions, files: &[PathBuf], out: &mut Vec<u8>) -> (usize, usize) {
     let s = spawn(opts).unwrap();
     let mut target = HttpTarget::new(&s.url(), Duration::from_secs(2)).unwrap();
-    let files = golden_files(&corpus_dir()).unwrap();
     let cfg = CheckConfig {
         profile: Profile::default(),
         deviations: Vec::new(),
@@ -140,7 +145,7 @@ fn check(opts: ServeOptions) -> (usize, usize) {
             pipeline: runner::target::DEFAULT_PIPELINE,
         },
     };
-    let summary = check_all(&mut target, &files, &cfg, &mut Vec::new());
+    let summary = check_all(&mut target, files, &cfg, out);
     assert_eq!(
         summary.coverage_total,
         summary.coverage_hit + summary.coverage_missed.len()
@@ -175,5 +180,63 @@ fn every_planted_bug_fails_the_corpus() {
             ..ServeOptions::default()
         });
         assert!(failed > 0, "{mutant} passed the golden corpus");
+    }
+}
+
+/// A witness that starts with a validation probe (a request the spec
+/// accepts and the Rust server's 400 rules refuse), recorded as the corpus
+/// records a planted bug's witness (`golden::record`, state included),
+/// passes `check` against the reference server that refuses the probe and
+/// against one that accepts it: a refused probe leaves the state as it was,
+/// so neither reads as `refused-but-changed-state` (issue 16's report of
+/// one was not reproduced: this is the path it named).
+#[test]
+fn a_witness_starting_with_a_validation_probe_passes_where_refused_and_where_accepted() {
+    let checker = runner::check::Checker::new(Profile::default());
+    let empty = model::machine::Machine::default();
+    let steps = (0..200)
+        .map(|seed| checker.generate(seed, 8, 60))
+        .find(|s| {
+            gen::is_probe(&s[0], &empty) && s.iter().skip(1).any(|x| !gen::is_probe(x, &empty))
+        })
+        .expect("a case that starts with a probe");
+    let retry = Profile::default().retry_timeout;
+    let options = trace::Options {
+        group: Some("witnesses/probe-first".into()),
+        retry_timeout: Some(retry),
+        with_state: Some(true),
+        ..trace::Options::default()
+    };
+    let t = Trace {
+        header: trace::Header::new(None, None, options, None),
+        lines: runner::golden::record(&steps, retry, true),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("witnesses/probe-first.ndjson");
+    trace::write(&file, &t).unwrap();
+    for validate in [true, false] {
+        // The first step is refused exactly where the rules are served.
+        let s = spawn(ServeOptions {
+            validate,
+            ..ServeOptions::default()
+        })
+        .unwrap();
+        let mut target = HttpTarget::new(&s.url(), Duration::from_secs(2)).unwrap();
+        runner::target::Target::start(&mut target).unwrap();
+        let res = runner::target::Target::send(&mut target, &steps[0]).unwrap();
+        let status = res.as_ref().and_then(runner::target::envelope_status);
+        assert_eq!(status == Some(400), validate, "{res:?}");
+        let mut out = Vec::new();
+        let (n, failed) = check_files(
+            ServeOptions {
+                validate,
+                ..ServeOptions::default()
+            },
+            std::slice::from_ref(&file),
+            &mut out,
+        );
+        let log = String::from_utf8_lossy(&out);
+        assert_eq!((n, failed), (1, 0), "validate {validate}: {log}");
+        assert!(!log.contains("refused-but-changed"), "{log}");
     }
 }

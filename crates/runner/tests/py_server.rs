@@ -226,3 +226,53 @@ fn a_run_against_the_python_server_ends_in_divergences_not_faults() {
         "the spec profile without a dialect: {log}"
     );
 }
+
+/// The Python server's shrunk traces (`traces/divergences/py/NN-DEVIATION`,
+/// README rows) replay against it as documented: green with baseline `py`,
+/// and diverging at their last step with `py` less the row's deviation.
+#[test]
+fn the_python_servers_triaged_traces_replay_as_documented() {
+    if !require_shim() {
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../traces/divergences/py");
+    let files = runner::verify::golden_files(&dir).unwrap();
+    assert!(files.len() >= 18, "{files:?}");
+    let profile = Profile::load("py").unwrap();
+    let (_, py) = runner::baseline::Baseline::load("py").unwrap();
+    let shim = Shim::start();
+    let mut target = shim.target().with_dialect(profile.dialect.clone());
+    let opts = runner::exec::ExecOptions { check_state: true };
+    for f in files {
+        let name = f.file_stem().unwrap().to_str().unwrap();
+        let departure = deviate::lookup(&name[3..]).unwrap_or_else(|| panic!("{name}"));
+        assert!(py.contains(&departure), "{name} is not in baseline py");
+        let t = runner::trace::read(&f).unwrap();
+        let steps = t.steps();
+        let run = |target: &mut dyn Target, devs: Vec<&'static deviate::Deviation>| {
+            let mut checker = runner::check::Checker::with_deviations(profile.clone(), devs);
+            runner::exec::execute(
+                target,
+                &mut checker,
+                &steps,
+                runner::exec::Expect::Model,
+                opts,
+            )
+        };
+        let with = run(&mut target, py.clone());
+        assert!(
+            with.fault.is_none() && with.divergence.is_none(),
+            "{name} with py: {:?}",
+            with.divergence
+        );
+        let less = py.iter().copied().filter(|d| *d != departure).collect();
+        let without = run(&mut target, less);
+        assert_eq!(
+            without.divergence.as_ref().map(|(i, _)| *i),
+            Some(steps.len() - 1),
+            "{name} without {}: {:?}",
+            departure.name,
+            without.divergence
+        );
+    }
+}

@@ -76,6 +76,7 @@ fn config(dir: &std::path::Path) -> TriageConfig {
         out: dir.to_path_buf(),
         profile: Profile::default(),
         target_name: "test".into(),
+        catalogue: deviate::all().collect(),
     }
 }
 
@@ -293,4 +294,112 @@ fn a_spec_field_a_target_loses_is_behaviour_not_spelling() {
     assert!(t.draft.rules.is_empty(), "{:?}", t.draft.rules);
     assert_eq!(names(&t), ["settle-at-deadline"]);
     assert!(t.residue.is_empty(), "{:?}", t.residue);
+}
+
+/// Departures the catalogue lacks that every case meets early hide what
+/// lies behind them: `task-create-new-version-zero` and
+/// `acquire-keeps-version` (their family left out of the catalogue with
+/// `--catalogue-without`) make every `task.create` and `task.acquire`
+/// diverge, and `release-no-retry` is met only by a `task.release` of a
+/// task acquired by one of those. Triage goes on past them (the model
+/// pinned to the target's snapshot), so it proposes `release-no-retry` and
+/// leaves the others as residue; before, a case ended at its first
+/// divergence, and leaving `task.create` and `task.acquire` out of
+/// generation meant no task was ever acquired.
+#[test]
+fn triage_sees_past_residue_to_a_deviation_it_hid() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_conform");
+    let (mut server, url) = common::spawn_listening(std::process::Command::new(bin).args([
+        "serve",
+        "--port",
+        "0",
+        "--mutant",
+        "task-create-new-version-zero",
+        "--mutant",
+        "acquire-keeps-version",
+        "--mutant",
+        "release-no-retry",
+    ]));
+    let o = std::process::Command::new(bin)
+        .args([
+            "triage",
+            "--target",
+            &url,
+            "--cases",
+            "10",
+            "--steps",
+            "40",
+            "--catalogue-without",
+            "task_version",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "residue is left: {stdout}");
+    let (b, _) =
+        runner::baseline::Baseline::load(dir.path().join("baseline.json").to_str().unwrap())
+            .unwrap();
+    assert_eq!(b.deviations, ["release-no-retry"], "{stdout}");
+    assert!(stdout.contains("past an earlier one"), "{stdout}");
+    let residue: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("residue: "))
+        .collect();
+    assert!(!residue.is_empty(), "{stdout}");
+    assert!(
+        residue
+            .iter()
+            .all(|l| l.contains("task.create") || l.contains("task.acquire")),
+        "only the version departure and what its versions make of later steps: {stdout}"
+    );
+}
+
+/// An unknown family is a usage error naming it (exit 2).
+#[test]
+fn an_unknown_catalogue_family_is_refused() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args([
+            "triage",
+            "--target",
+            "http://127.0.0.1:9",
+            "--catalogue-without",
+            "nope",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`nope`") && err.contains("task_version"),
+        "{err}"
+    );
+}
+
+/// The state a snapshot shows, read back into a model, is the state the
+/// model had: every generated case's final state goes through the view and
+/// back unchanged (what pinning relies on).
+#[test]
+fn a_state_read_back_from_its_view_is_the_same_state() {
+    use model::view::StateView;
+    let checker = runner::check::Checker::new(Profile::default());
+    for case in 0..20 {
+        let mut m = deviate::Deviant::new(ServerConfig::default(), Vec::new());
+        for s in checker.generate(gen::case_seed(7, case), 80, 0) {
+            m.step(&s);
+        }
+        let view = StateView::of(&m.state);
+        let back = view.to_state(m.state.config, &m.state).unwrap();
+        assert_eq!(StateView::of(&back), view, "case {case}");
+        for p in m.state.promises() {
+            assert_eq!(back.get_promise(&p.id), Some(p), "case {case}");
+        }
+        for t in m.state.tasks() {
+            assert_eq!(back.get_task(&t.id), Some(t), "case {case}");
+        }
+    }
 }

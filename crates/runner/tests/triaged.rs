@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use gen::Op;
-use model::machine::Machine;
 use model::state::ServerConfig;
 use runner::check::Checker;
 use runner::compare::normalize_response;
@@ -30,17 +29,32 @@ fn files() -> Vec<PathBuf> {
     out
 }
 
+/// The deviations a file's `expect` answers carry: its header's
+/// `deviations` (a trace shrunk under a baseline less its departure, as the
+/// Python server's are), else none (the spec's answers).
+fn deviations(t: &trace::Trace) -> Vec<&'static deviate::Deviation> {
+    let names: Vec<String> = t
+        .header
+        .options
+        .extra
+        .get("deviations")
+        .map(|v| serde_json::from_value(v.clone()).expect("`deviations` is a list of names"))
+        .unwrap_or_default();
+    deviate::catalogue::resolve(&names).unwrap()
+}
+
 #[test]
 fn the_model_still_gives_the_recorded_answers() {
     for f in files() {
         let t = trace::read(&f).unwrap();
-        let mut m = Machine::new(ServerConfig {
+        let config = ServerConfig {
             retry_timeout: t.header.retry_timeout(),
-        });
+        };
+        let mut m = deviate::Deviant::new(config, deviations(&t));
         for (i, l) in t.lines.iter().enumerate() {
-            let res = gen::apply(&mut m, &l.step);
+            let res = m.step(&l.step);
             if let (Some(expect), Some(r), Op::Request(req)) = (&l.expect, res, &l.step.op) {
-                let now = model::wire::encode_response(req.kind(), &r, "model");
+                let now = m.encode(req, &r, "model");
                 assert_eq!(
                     normalize_response(expect),
                     normalize_response(&now),

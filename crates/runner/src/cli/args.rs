@@ -143,6 +143,11 @@ pub struct TriageArgs {
     /// At most this many catalogue deviations together in one proposal.
     #[arg(long, default_value_t = 3, value_parser = within::<usize>(1, 3))]
     pub together: usize,
+    /// Infer the baseline without this deviation family (repeat; a file
+    /// name under crates/deviate/src/families, e.g. `task_version`): to
+    /// measure triage as the catalogue was before the family existed.
+    #[arg(long, value_name = "FAMILY")]
+    pub catalogue_without: Vec<String>,
 }
 
 /// `conform races`.

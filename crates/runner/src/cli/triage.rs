@@ -11,7 +11,7 @@ use runner::triage::{self, names, write, TriageConfig};
 
 use super::args::TriageArgs;
 use super::commands::{setup, Recorded};
-use super::error::{fault, Failure};
+use super::error::{bad, fault, Failure};
 
 /// `println!` that does not panic when stdout is closed.
 macro_rules! say {
@@ -21,6 +21,7 @@ macro_rules! say {
 }
 
 pub(super) fn triage_cmd(a: TriageArgs) -> Result<Verdict, Failure> {
+    let catalogue = deviate::catalogue::without(&a.catalogue_without).map_err(bad)?;
     let s = setup(&a.target, &Recorded::default())?;
     let cfg = TriageConfig {
         seed: a.seed,
@@ -33,7 +34,16 @@ pub(super) fn triage_cmd(a: TriageArgs) -> Result<Verdict, Failure> {
         out: a.out.clone(),
         profile: s.profile.clone(),
         target_name: s.url.clone(),
+        catalogue,
     };
+    if !a.catalogue_without.is_empty() {
+        say!(
+            "catalogue without {}: {} of {} deviations",
+            a.catalogue_without.join(", "),
+            cfg.catalogue.len(),
+            deviate::all().count()
+        );
+    }
     say!(
         "conform {} (spec {}) triage: seed {} cases {} steps {} rounds {} together {} target {} profile {} retry-timeout {} state {} shrink {}s timeout-ms {} out {}",
         env!("CARGO_PKG_VERSION"),
@@ -98,13 +108,28 @@ fn print_summary(t: &triage::Triage) {
         t.elapsed.as_secs_f64()
     );
     for (i, r) in t.rounds.iter().enumerate() {
+        let past = r.campaign.found.iter().filter(|f| f.pin.is_some()).count();
+        let cases: std::collections::BTreeSet<u64> =
+            r.campaign.found.iter().map(|f| f.case).collect();
         say!(
-            "  round {}: {} of {} cases diverged, {} findings",
+            "  round {}: {} of {} cases diverged, {} divergences ({past} past an earlier one), {} findings, {} steps",
             i + 1,
-            r.campaign.found.len(),
+            cases.len(),
             r.campaign.cases,
-            r.rows.len()
+            r.campaign.found.len(),
+            r.rows.len(),
+            r.campaign.steps
         );
+        if r.campaign.capped > 0 {
+            say!(
+                "    {} cases stopped after going on past {} divergences",
+                r.campaign.capped,
+                runner::triage::pin::MAX_PINS
+            );
+        }
+        for (case, why) in &r.campaign.unpinned {
+            say!("    case {case} ended at a divergence it could not go on past: {why}");
+        }
     }
     let mut by_kind: BTreeMap<String, usize> = BTreeMap::new();
     for p in &t.proposals {

@@ -47,6 +47,13 @@ impl LocalServer {
         self
     }
 
+    /// The same server holding `state` (triage screens a candidate from the
+    /// state a target was pinned to).
+    pub fn from_state(mut self, state: model::state::State) -> LocalServer {
+        self.machine.state = state;
+        self
+    }
+
     /// Handle one decoded request at `now`: its response envelope.
     pub fn handle(&mut self, req: &Request, now: Time, corr_id: &str) -> Value {
         if self.validate {

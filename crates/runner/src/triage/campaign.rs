@@ -13,12 +13,16 @@ use deviate::Deviation;
 use gen::Step;
 
 use crate::check::{step_kind, Checker, Divergence};
-use crate::exec::{execute_stream, ExecOptions, Execution, Expect};
+use crate::exec::{continue_stream, execute_stream, ExecOptions, Execution, Expect};
 use crate::profile::Profile;
 use crate::repro;
 use crate::shrink::{shrink, ShrinkOptions};
+use crate::snapshot::Snap;
 use crate::target::{envelope_status, Target, TargetError};
-use crate::trace::{Header, Options};
+use crate::trace::{Header, Line, Options};
+use model::state::{ServerConfig, State};
+
+use super::pin::{self, state_of, Pin, MAX_PINS};
 
 /// What one campaign is asked.
 #[derive(Clone, Debug)]
@@ -50,8 +54,13 @@ pub struct Found {
     pub cut: Vec<Step>,
     /// The divergence of the case.
     pub first: Divergence,
-    /// The shrunk execution (its lines carry the target's answers).
+    /// The shrunk execution (its lines carry the target's answers). A
+    /// continued finding is not shrunk (its start is a pinned state no
+    /// target can be reset to): this is its part of the case, from the pin.
     pub best: Execution,
+    /// Where a finding past an earlier divergence of its case begins
+    /// ([`super::pin`]); `None` for a case's first divergence.
+    pub pin: Option<Pin>,
 }
 
 impl Found {
@@ -64,9 +73,29 @@ impl Found {
             .map_or(&self.first, |(_, d)| d)
     }
 
-    /// The shrunk trace's steps.
+    /// The shrunk trace's steps (a continued finding's: its part of the
+    /// case, to be played from [`Found::start`]).
     pub fn shrunk_steps(&self) -> Vec<Step> {
         self.best.steps()
+    }
+
+    /// The state [`Found::shrunk_steps`] start from: empty, or the pinned
+    /// one of a continued finding.
+    pub fn start(&self, retry_timeout: u64) -> State {
+        self.pin.as_ref().map_or_else(
+            || State::new(ServerConfig { retry_timeout }),
+            |p| p.state.clone(),
+        )
+    }
+
+    /// The steps a reset target replays to show it: the shrunk trace, or,
+    /// for a continued finding, the case's own steps up to it (through the
+    /// earlier divergences).
+    pub fn replays(&self) -> Vec<Vec<Step>> {
+        match self.pin {
+            None => vec![self.shrunk_steps(), self.cut.clone()],
+            Some(_) => vec![self.cut.clone()],
+        }
     }
 }
 
@@ -84,6 +113,12 @@ pub struct Campaign {
     /// Every leaf path of the target's successful answers' `data`, per
     /// kind (a field it sometimes writes is not one it never writes).
     pub paths: BTreeMap<String, BTreeSet<String>>,
+    /// Cases that ended at a divergence they could not go on past (the
+    /// snapshot could not pin), with why.
+    pub unpinned: Vec<(u64, String)>,
+    /// Cases that met more divergences than a case goes on past
+    /// ([`MAX_PINS`]).
+    pub capped: u64,
 }
 
 /// Run the campaign. A target fault ends it (the fault wins, as in `run`).
@@ -102,54 +137,153 @@ pub fn campaign(
     for case in 0..spec.cases {
         let seed = gen::case_seed(spec.seed, case);
         let steps = checker.stream(seed, spec.steps, 0);
-        let ex = execute_stream(target, &mut checker, steps, Expect::Model, opts);
+        let mut ex = execute_stream(target, &mut checker, steps, Expect::Model, opts);
+        // The case's lines so far, and where the current part began.
+        let mut lines: Vec<Line> = Vec::new();
+        let mut pin: Option<Pin> = None;
+        loop {
+            c.steps += ex.lines.len();
+            tally(&mut c, &ex);
+            if let Some(e) = ex.fault {
+                return Err(e);
+            }
+            let from = lines.len();
+            lines.extend(ex.lines.iter().cloned());
+            let Some((at, first)) = ex.divergence.clone() else {
+                break;
+            };
+            let at = from + at;
+            let depth = pin.as_ref().map_or(0, |p| p.depth + 1);
+            let header = Header::new(
+                Some(spec.seed),
+                Some(case),
+                options(spec, profile),
+                Some(target.describe()),
+            );
+            let path = match depth {
+                0 => spec.dir.join(format!("case-{case}.ndjson")),
+                n => spec.dir.join(format!("case-{case}-past-{n}.ndjson")),
+            };
+            save(&path, &header, &lines, out);
+            let cut: Vec<Step> = lines.iter().map(|l| l.step.clone()).collect();
+            // The target's state after the diverging step, to go on from.
+            let after = match spec.check_state && depth < MAX_PINS {
+                true => Some(target.snap()?),
+                false => None,
+            };
+            let next = match &after {
+                Some(snap) => state_of(snap, &checker),
+                None if spec.check_state => {
+                    c.capped += 1;
+                    Err(String::new())
+                }
+                None => Err("state is not compared".to_string()),
+            };
+            let shrinking = pin.is_none();
+            let found = match pin.take() {
+                None => {
+                    let sopts = ShrinkOptions {
+                        check_state: spec.check_state,
+                        time: spec.shrink_time,
+                    };
+                    let r = shrink(target, &mut checker, ex, &sopts, &mut std::io::sink());
+                    if let Some(e) = r.fault {
+                        return Err(e);
+                    }
+                    let shrunk = repro::save_shrunk(&path, &header, &r.best.lines, None)
+                        .unwrap_or_else(|w| {
+                            let _ = writeln!(out, "  {w}");
+                            path.clone()
+                        });
+                    let _ = writeln!(
+                        out,
+                        "  case {case}: step {} {} → shrunk to {} steps",
+                        at + 1,
+                        first.class,
+                        r.best.lines.len()
+                    );
+                    Found {
+                        case,
+                        trace: path.clone(),
+                        shrunk,
+                        cut: cut.clone(),
+                        first,
+                        best: r.best,
+                        pin: None,
+                    }
+                }
+                Some(p) => {
+                    let _ = writeln!(
+                        out,
+                        "  case {case}: step {} {} (past {} earlier divergences)",
+                        at + 1,
+                        first.class,
+                        p.depth + 1
+                    );
+                    let mut part = ex;
+                    part.divergence = Some((at - p.from, first.clone()));
+                    Found {
+                        case,
+                        trace: path.clone(),
+                        shrunk: path.clone(),
+                        cut: cut.clone(),
+                        first,
+                        best: part,
+                        pin: Some(p),
+                    }
+                }
+            };
+            c.found.push(found);
+            let (state, Some(snap)) = (
+                match next {
+                    Ok(s) => s,
+                    Err(why) => {
+                        if !why.is_empty() {
+                            c.unpinned.push((case, why));
+                        }
+                        break;
+                    }
+                },
+                after,
+            ) else {
+                break;
+            };
+            let left = spec.steps - lines.len();
+            if left == 0 {
+                break;
+            }
+            // The shrink reset the target: bring it back to the case's
+            // state, its steps sent again as they were.
+            if shrinking && !restore(target, &cut, &snap)? {
+                c.unpinned.push((
+                    case,
+                    "the target did not replay the case to the same state".into(),
+                ));
+                break;
+            }
+            let now = lines.last().map_or(0, |l| l.step.now);
+            pin::pin(&mut checker, state.clone());
+            let rest = pin::resume(&checker, &state, now, seed, depth + 1, left);
+            pin = Some(Pin {
+                from: lines.len(),
+                state,
+                depth,
+            });
+            ex = continue_stream(target, &mut checker, rest, Expect::Model, opts, Some(snap));
+        }
         c.cases += 1;
-        c.steps += ex.lines.len();
-        tally(&mut c, &ex);
-        if let Some(e) = ex.fault {
-            return Err(e);
-        }
-        let Some((at, first)) = ex.divergence.clone() else {
-            continue;
-        };
-        let header = Header::new(
-            Some(spec.seed),
-            Some(case),
-            options(spec, profile),
-            Some(target.describe()),
-        );
-        let path = spec.dir.join(format!("case-{case}.ndjson"));
-        save(&path, &header, &ex, out);
-        let cut = ex.lines[..=at].iter().map(|l| l.step.clone()).collect();
-        let sopts = ShrinkOptions {
-            check_state: spec.check_state,
-            time: spec.shrink_time,
-        };
-        let r = shrink(target, &mut checker, ex, &sopts, &mut std::io::sink());
-        if let Some(e) = r.fault {
-            return Err(e);
-        }
-        let shrunk = repro::save_shrunk(&path, &header, &r.best.lines, None).unwrap_or_else(|w| {
-            let _ = writeln!(out, "  {w}");
-            path.clone()
-        });
-        let _ = writeln!(
-            out,
-            "  case {case}: step {} {} → shrunk to {} steps",
-            at + 1,
-            first.class,
-            r.best.lines.len()
-        );
-        c.found.push(Found {
-            case,
-            trace: path,
-            shrunk,
-            cut,
-            first,
-            best: r.best,
-        });
     }
     Ok(c)
+}
+
+/// Reset the target and send `steps` again: whether it then shows the
+/// state `was` (a deterministic target does).
+fn restore(target: &mut dyn Target, steps: &[Step], was: &Snap) -> Result<bool, TargetError> {
+    target.start()?;
+    for s in steps {
+        target.send(s)?;
+    }
+    Ok(target.snap()?.normalized() == was.normalized())
 }
 
 fn options(spec: &CampaignSpec, profile: &Profile) -> Options {
@@ -162,8 +296,8 @@ fn options(spec: &CampaignSpec, profile: &Profile) -> Options {
     }
 }
 
-fn save(path: &Path, header: &Header, ex: &Execution, out: &mut dyn Write) {
-    if let Err(w) = repro::save(path, header, &ex.lines) {
+fn save(path: &Path, header: &Header, lines: &[Line], out: &mut dyn Write) {
+    if let Err(w) = repro::save(path, header, lines) {
         let _ = writeln!(out, "  {w}");
     }
 }

@@ -13,18 +13,21 @@
 //! trace and on the case's own steps up to its divergence, and must pass
 //! both (green), where without it the shrunk trace still diverges.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 
 use deviate::Deviation;
 use gen::{Op, Step};
-use model::state::ServerConfig;
+use model::state::{ServerConfig, State};
 
 use super::campaign::Found;
+use super::pin;
 use crate::check::{Checker, DiffClass};
 use crate::compare::normalize_response;
-use crate::exec::{execute, ExecOptions, Expect};
+use crate::exec::ExecOptions;
 use crate::profile::Profile;
-use crate::target::{LocalServer, LocalTarget, Target, TargetError};
+use crate::snapshot::Snap;
+use crate::target::{LocalServer, Target, TargetError};
 
 /// The most single candidates combined into pairs and triples.
 const MAX_RELEVANT: usize = 8;
@@ -54,11 +57,16 @@ pub struct Proposal {
 
 /// How the inference is run.
 #[derive(Clone, Copy, Debug)]
-pub struct ExplainOptions {
+pub struct ExplainOptions<'a> {
     /// At most this many deviations together (1–3).
     pub max_together: usize,
     /// Compare state.
     pub check_state: bool,
+    /// The deviations to infer from (the catalogue, or part of it).
+    pub catalogue: &'a [&'static Deviation],
+    /// Known residue classes (as printed): a confirming replay goes on past
+    /// these and only these ([`pin::replay_diverges`]).
+    pub known: &'a BTreeSet<String>,
 }
 
 /// Explain `class` (its cases, the first one its representative) under
@@ -112,8 +120,10 @@ pub fn explain(
         if green && p.kept && cand == p.deviations {
             // The same deviations in the other placement.
         } else if green && p.kept {
-            let _ = writeln!(out, "  also fits: {} for {class}", names.join(" + "));
-            p.alternatives.push(cand);
+            if !p.alternatives.contains(&cand) {
+                let _ = writeln!(out, "  also fits: {} for {class}", names.join(" + "));
+                p.alternatives.push(cand);
+            }
         } else if green && diverges(rep, profile, &base_before, target, opts)? {
             let _ = writeln!(out, "  kept: {} explains {class}", names.join(" + "));
             p.deviations = cand;
@@ -170,9 +180,11 @@ fn candidates(
         return Vec::new();
     };
     let steps = rep.shrunk_steps();
-    let fits = |full: &[&'static Deviation]| match shown(&steps, profile, base, full, opts) {
+    let start = rep.start(profile.retry_timeout);
+    let fits = |full: &[&'static Deviation]| match shown(&steps, &start, profile, base, full, opts)
+    {
         Some((i, c)) if i == *at && c.kind == d.class.kind => {
-            if c.facts() == d.class.facts() && answers_match(rep, profile, full) {
+            if c.facts() == d.class.facts() && answers_match(rep, &start, profile, full) {
                 Some(true)
             } else {
                 Some(!c.facts().is_disjoint(&d.class.facts()))
@@ -180,7 +192,12 @@ fn candidates(
         }
         _ => None,
     };
-    let fresh: Vec<&'static Deviation> = deviate::all().filter(|d| !base.contains(d)).collect();
+    let fresh: Vec<&'static Deviation> = opts
+        .catalogue
+        .iter()
+        .copied()
+        .filter(|d| !base.contains(d))
+        .collect();
     let mut passed = Vec::new();
     let mut relevant = Vec::new();
     for &dev in &fresh {
@@ -231,29 +248,36 @@ fn candidates(
 }
 
 /// Where and how the catalogue's model with the deviations `full` departs
-/// from the model with `base` alone on `steps`, in this process.
+/// from the model with `base` alone on `steps`, both from `start`, in this
+/// process.
 fn shown(
     steps: &[Step],
+    start: &State,
     profile: &Profile,
     base: &[&'static Deviation],
     full: &[&'static Deviation],
     opts: ExplainOptions,
 ) -> Option<(usize, DiffClass)> {
-    let mut t = LocalTarget::new(server(profile, full.to_vec()));
+    let mut s = server(profile, full.to_vec(), start);
     let mut checker = Checker::with_deviations(profile.clone(), base.to_vec());
-    let ex = execute(
-        &mut t,
-        &mut checker,
-        steps,
-        Expect::Model,
-        ExecOptions {
-            check_state: opts.check_state,
-        },
-    );
-    ex.divergence.map(|(i, d)| (i, d.class))
+    pin::pin(&mut checker, start.clone());
+    for (i, step) in steps.iter().enumerate() {
+        let res = match &step.op {
+            Op::Request(r) => Some(s.handle(r, step.now, "triage")),
+            Op::Tick => {
+                s.tick(step.now);
+                None
+            }
+        };
+        let snap = opts.check_state.then(|| Snap::from_view(s.view()));
+        if let Some(d) = checker.check(step, res.as_ref(), snap.as_ref()).divergence {
+            return Some((i, d.class));
+        }
+    }
+    None
 }
 
-fn server(profile: &Profile, deviations: Vec<&'static Deviation>) -> LocalServer {
+fn server(profile: &Profile, deviations: Vec<&'static Deviation>, start: &State) -> LocalServer {
     LocalServer::new(
         ServerConfig {
             retry_timeout: profile.retry_timeout,
@@ -261,12 +285,18 @@ fn server(profile: &Profile, deviations: Vec<&'static Deviation>) -> LocalServer
         deviations,
         false,
     )
+    .from_state(start.clone())
 }
 
 /// Whether the catalogue's model with the deviations `full` answers every
 /// step of the shrunk trace as the target did.
-fn answers_match(rep: &Found, profile: &Profile, full: &[&'static Deviation]) -> bool {
-    let mut s = server(profile, full.to_vec());
+fn answers_match(
+    rep: &Found,
+    start: &State,
+    profile: &Profile,
+    full: &[&'static Deviation],
+) -> bool {
+    let mut s = server(profile, full.to_vec(), start);
     rep.best.lines.iter().all(|l| match &l.step.op {
         Op::Request(r) => {
             let env = s.handle(r, l.step.now, "triage");
@@ -282,7 +312,8 @@ fn answers_match(rep: &Found, profile: &Profile, full: &[&'static Deviation]) ->
 }
 
 /// The target, reset and replayed through the checker with `devs`, passes
-/// the shrunk trace and the case's steps up to its divergence.
+/// the shrunk trace and the case's steps up to its divergence (a continued
+/// finding: the case's steps), apart from known residue.
 pub fn confirm(
     f: &Found,
     profile: &Profile,
@@ -290,7 +321,7 @@ pub fn confirm(
     target: &mut dyn Target,
     opts: ExplainOptions,
 ) -> Result<bool, TargetError> {
-    for steps in [f.shrunk_steps(), f.cut.clone()] {
+    for steps in f.replays() {
         if replay_diverges(&steps, profile, devs, target, opts)? {
             return Ok(false);
         }
@@ -298,7 +329,8 @@ pub fn confirm(
     Ok(true)
 }
 
-/// The shrunk trace diverges under `devs` (the run without the candidate
+/// The shrunk trace (a continued finding: the case's steps) diverges
+/// under `devs`, apart from known residue (the run without the candidate
 /// is not green).
 fn diverges(
     f: &Found,
@@ -307,7 +339,7 @@ fn diverges(
     target: &mut dyn Target,
     opts: ExplainOptions,
 ) -> Result<bool, TargetError> {
-    replay_diverges(&f.shrunk_steps(), profile, devs, target, opts)
+    replay_diverges(&f.replays()[0], profile, devs, target, opts)
 }
 
 fn replay_diverges(
@@ -317,18 +349,8 @@ fn replay_diverges(
     target: &mut dyn Target,
     opts: ExplainOptions,
 ) -> Result<bool, TargetError> {
-    let mut checker = Checker::with_deviations(profile.clone(), devs.to_vec());
-    let ex = execute(
-        target,
-        &mut checker,
-        steps,
-        Expect::Model,
-        ExecOptions {
-            check_state: opts.check_state,
-        },
-    );
-    if let Some(e) = ex.fault {
-        return Err(e);
-    }
-    Ok(ex.divergence.is_some())
+    let eopts = ExecOptions {
+        check_state: opts.check_state,
+    };
+    pin::replay_diverges(steps, profile, devs, target, eopts, opts.known)
 }

@@ -24,11 +24,12 @@ pub mod campaign;
 pub mod draft;
 pub mod explain;
 pub mod findings;
+pub mod pin;
 pub mod rollup;
 pub mod scaffold;
 pub mod write;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -66,6 +67,9 @@ pub struct TriageConfig {
     pub profile: Profile,
     /// What the target is, for the baseline's `target` field.
     pub target_name: String,
+    /// The deviations a baseline is inferred from: the catalogue
+    /// ([`deviate::all`]), or the part of it `--catalogue-without` leaves.
+    pub catalogue: Vec<&'static Deviation>,
 }
 
 /// One campaign and what was made of it.
@@ -110,6 +114,9 @@ impl Triage {
     }
 }
 
+/// The most passes over a round's classes (see [`triage`]).
+const MAX_PASSES: usize = 3;
+
 /// Connects to the target read through a profile's dialect (the draft's
 /// spelling rules in it).
 pub type Connect<'a> = dyn FnMut(&Profile) -> Result<Box<dyn Target>, TargetError> + 'a;
@@ -127,8 +134,12 @@ pub fn triage(
     let mut proposals: BTreeMap<String, Proposal> = BTreeMap::new();
     let mut residue: BTreeMap<String, Found> = BTreeMap::new();
     let name = "triage";
-    // Kinds left out to explore past residue, with the class that did it.
+    // Kinds left out to explore past residue, with the class that did it
+    // (only where a case could not go on past it: [`pin`]).
     let mut explore: BTreeMap<String, String> = BTreeMap::new();
+    // The classes (as printed) of every residue case, its first divergence
+    // and its shrunk one: a confirming replay goes on past these only.
+    let mut known: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for r in 0..cfg.rounds {
         let mut profile = draft.profile(&cfg.profile, name);
         for (k, class) in &explore {
@@ -167,10 +178,16 @@ pub fn triage(
         let mut merged = draft.clone();
         merged.merge(more);
         let grew = (merged.retry_timeout, merged.omit.len(), merged.rules.len()) != before;
-        let classes: Vec<(String, Vec<Found>)> = rollup::by_class(&c)
+        let mut classes: Vec<(String, Vec<Found>)> = rollup::by_class(&c)
             .into_iter()
             .map(|(k, v)| (k, v.into_iter().cloned().collect()))
             .collect();
+        // Shallowest first: a class met past an earlier divergence is judged
+        // once that one is explained or known residue.
+        classes.sort_by_key(|(_, v)| v.iter().map(depth).min().unwrap_or(0));
+        // A target no case could go on past (its snapshot cannot pin):
+        // residue kinds are left out of the next rounds instead.
+        let unpinned = !c.unpinned.is_empty() && c.found.iter().all(|f| f.pin.is_none());
         rounds.push(Round {
             profile: profile.clone(),
             baseline: baseline.clone(),
@@ -183,27 +200,50 @@ pub fn triage(
             continue;
         }
         let kept_before = baseline.len();
-        let opts = ExplainOptions {
-            max_together: cfg.max_together,
-            check_state: cfg.check_state,
-        };
-        for (class, cases) in &classes {
-            let refs: Vec<&Found> = cases.iter().collect();
-            let p = explain(
-                class,
-                &refs,
-                &profile,
-                &mut baseline,
-                target.as_mut(),
-                opts,
-                out,
-            )?;
-            if p.kept {
-                residue.remove(class);
-            } else {
-                residue.insert(class.clone(), cases[0].clone());
+        // Passes until nothing changes: a class met past an earlier
+        // divergence of its case is confirmed only once that one is
+        // explained or known residue, which a later class of the same pass
+        // may settle.
+        let mut open: Vec<&(String, Vec<Found>)> = classes.iter().collect();
+        for _pass in 0..MAX_PASSES {
+            let before = (baseline.len(), known.len());
+            let mut still = Vec::new();
+            for entry in open {
+                let (class, cases) = entry;
+                let others = known_except(&known, class, cases.iter());
+                let opts = ExplainOptions {
+                    max_together: cfg.max_together,
+                    check_state: cfg.check_state,
+                    catalogue: &cfg.catalogue,
+                    known: &others,
+                };
+                let refs: Vec<&Found> = cases.iter().collect();
+                let p = explain(
+                    class,
+                    &refs,
+                    &profile,
+                    &mut baseline,
+                    target.as_mut(),
+                    opts,
+                    out,
+                )?;
+                if p.kept {
+                    residue.remove(class);
+                    known.remove(class);
+                } else {
+                    residue.insert(class.clone(), cases[0].clone());
+                    let mut strings: BTreeSet<String> =
+                        cases.iter().map(|f| f.first.class.to_string()).collect();
+                    strings.insert(class.clone());
+                    known.insert(class.clone(), strings);
+                    still.push(entry);
+                }
+                proposals.insert(class.clone(), p);
             }
-            proposals.insert(class.clone(), p);
+            open = still;
+            if open.is_empty() || (baseline.len(), known.len()) == before {
+                break;
+            }
         }
         // A residue class of an earlier round that what was kept since
         // explains (its shrunk trace and its case pass) is residue no more.
@@ -215,9 +255,17 @@ pub fn triage(
             .collect();
         for class in earlier {
             let f = &residue[&class];
+            let others = known_except(&known, &class, std::iter::once(f));
+            let opts = ExplainOptions {
+                max_together: cfg.max_together,
+                check_state: cfg.check_state,
+                catalogue: &cfg.catalogue,
+                known: &others,
+            };
             if explain::confirm(f, &profile, &baseline, target.as_mut(), opts)? {
                 let _ = writeln!(out, "  {class}: explained by what was kept since");
                 residue.remove(&class);
+                known.remove(&class);
                 if let Some(p) = proposals.get_mut(&class) {
                     p.kept = true;
                     p.covered = true;
@@ -231,7 +279,7 @@ pub fn triage(
                 .iter()
                 .filter(|k| !profile.omit_kinds.contains(&k.to_string()))
                 .count();
-            if kind != "debug.tick" && left > 1 && !explore.contains_key(&kind) {
+            if unpinned && kind != "debug.tick" && left > 1 && !explore.contains_key(&kind) {
                 explore.insert(kind, class.clone());
             }
         }
@@ -250,6 +298,31 @@ pub fn triage(
         explored: explore,
         elapsed: started.elapsed(),
     })
+}
+
+/// The known residue classes' strings but those of `class` and of its
+/// cases' first divergences: a class is never gone past in its own
+/// confirmation.
+fn known_except<'a>(
+    known: &BTreeMap<String, BTreeSet<String>>,
+    class: &str,
+    cases: impl Iterator<Item = &'a Found>,
+) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = known
+        .iter()
+        .filter(|(c, _)| c.as_str() != class)
+        .flat_map(|(_, s)| s.iter().cloned())
+        .collect();
+    out.remove(class);
+    for f in cases {
+        out.remove(&f.first.class.to_string());
+    }
+    out
+}
+
+/// How many divergences a finding's case went on past before it.
+fn depth(f: &Found) -> usize {
+    f.pin.as_ref().map_or(0, |p| p.depth + 1)
 }
 
 /// Deviation names joined for a line of output.

@@ -103,6 +103,7 @@ pub fn lean(f: &Found, retry: u64, deviations: &[&'static Deviation]) -> String 
         },
         deviations.to_vec(),
     );
+    m.state = f.start(retry);
     let Some((last, before)) = steps.split_last() else {
         return lean_file(&kind_of(f));
     };

@@ -82,6 +82,15 @@ pub fn scaffold(n: usize, class: &str, f: &Found) -> String {
         "//! and name it in the target's baseline (outermost first). The witness is the"
     );
     let _ = writeln!(s, "//! shrunk trace; `cargo test -p resonate-deviate` checks it diverges at its last step only.");
+    if let Some(p) = &f.pin {
+        let _ = writeln!(
+            s,
+            "//! This class was met past {} earlier divergences of its case (the model pinned\n\
+             //! to the target's state): the witness is the case up to it, so it holds only\n\
+             //! once those earlier departures are deviations too; shorten it by hand.",
+            p.depth + 1
+        );
+    }
     if let Some((_, d)) = &f.best.divergence {
         if let Some((m, t)) = &d.response {
             let _ = writeln!(
@@ -132,7 +141,11 @@ pub fn scaffold(n: usize, class: &str, f: &Found) -> String {
     let _ = writeln!(s, "    hooks: &{ty},");
     let _ = writeln!(s, "    witness: || {{");
     let _ = writeln!(s, "        vec![");
-    for step in f.best.steps() {
+    let witness = match f.pin {
+        None => f.best.steps(),
+        Some(_) => f.cut.clone(),
+    };
+    for step in witness {
         match &step.op {
             Op::Request(r) => {
                 let data = model::wire::encode_request(r);
