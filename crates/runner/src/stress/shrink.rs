@@ -4,20 +4,25 @@
 //! epoch's operations, client by client. A candidate scenario is kept when
 //! re-running it (up to [`StressConfig::attempts`] times: a race shows only
 //! in some interleavings) ends in an epoch no order explains, at its last
-//! epoch. Passes: drop prefix chunks, halves first down to single steps
+//! epoch. Passes: keep only the prefix steps that name what the failing
+//! epoch names, closed backwards (one re-run; the failing epoch's
+//! operations are already one component of it, `lin::partition`); drop
+//! prefix chunks, halves first down to single steps
 //! (the sequential shrinker's `delete_chunks`); drop concurrent operations
 //! one at a time (fewer operations, then fewer clients). Repeated until a
 //! round gains nothing or the time budget ends.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use gen::Step;
+use gen::{Op, Step};
 
 use super::process::ServerProcess;
 use super::{crash_one, run_one, Clock, StressConfig, CRASH_AFTER};
 use crate::lin::history::{History, HistoryHeader};
+use crate::lin::partition::{request_keys, Key};
 use crate::lin::{Failure, Linearizer, Verdict};
 use crate::target::{Client, Target, TargetError};
 
@@ -49,6 +54,45 @@ impl Scenario {
             queues,
             crash,
         }
+    }
+
+    /// The scenario with only the prefix steps that can matter to its
+    /// concurrent epoch: a request naming an object the epoch's operations
+    /// name, or one a kept later step names (`lin::partition`'s keys),
+    /// and the ticks when `keep_ticks`. `None` when the epoch holds a
+    /// search (it reads every object).
+    fn relevant(&self, keep_ticks: bool) -> Option<Scenario> {
+        let mut keys: BTreeSet<Key> = BTreeSet::new();
+        for step in self.queues.iter().flatten() {
+            if let Op::Request(r) = &step.op {
+                keys.extend(request_keys(r));
+            }
+        }
+        if keys.contains(&Key::AllIds) || keys.contains(&Key::AllSchedules) {
+            return None;
+        }
+        let mut kept: Vec<Step> = Vec::new();
+        for step in self.prefix.iter().rev() {
+            let keep = match &step.op {
+                Op::Tick => keep_ticks,
+                Op::Request(r) => {
+                    let named = request_keys(r);
+                    let hit = named.iter().any(|k| keys.contains(k));
+                    if hit {
+                        keys.extend(named);
+                    }
+                    hit
+                }
+            };
+            if keep {
+                kept.push(step.clone());
+            }
+        }
+        kept.reverse();
+        Some(Scenario {
+            prefix: kept,
+            ..self.clone()
+        })
     }
 
     /// Its size: operations, then clients used.
@@ -230,6 +274,18 @@ pub fn shrink(
         );
         return None;
     };
+    // The prefix steps that name what the failing epoch names (closed
+    // backwards over the prefix): one re-run, often most of the prefix
+    // gone; without the ticks first, then with them.
+    for keep_ticks in [false, true] {
+        if let Some(c) = best.relevant(keep_ticks).filter(|c| c.prefix.len() < best.prefix.len()) {
+            if let Some(h) = reproduce(&c) {
+                best = c;
+                best_history = h;
+                break;
+            }
+        }
+    }
     loop {
         let before = best.size();
         // Prefix chunks, halves first.
