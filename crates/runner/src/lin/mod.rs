@@ -24,7 +24,9 @@
 //! awaiting it, a suspend links a task to promises, a tick touches every
 //! due object, a schedule makes promises. The barrier is the partition
 //! that is always sound: epochs are checked one after another from the
-//! state the previous one pinned, never across.
+//! state the previous one pinned, never across. Inside an epoch the
+//! operations and due timers are split into components with those links
+//! closed over ([`partition`]), each searched alone.
 
 pub mod barrier;
 pub mod history;

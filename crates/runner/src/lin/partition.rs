@@ -10,8 +10,10 @@
 //! operation names:
 //! - a settlement of promise `p` (by a request, a fulfil, a fence's inner
 //!   settle or `p`'s timeout) resumes the awaiters of `p`'s callbacks, and
-//!   scrubs the callbacks `p` registered as an awaiter: every callback in
-//!   the state links its promise with its awaiter; a callback registered
+//!   scrubs the callbacks `p` registered as an awaiter: a callback in the
+//!   state links its promise with its awaiter when either may settle in
+//!   the epoch (an operation names it, its timer is due, a due schedule
+//!   creates it; nothing else settles a promise); a callback registered
 //!   in the epoch is named by its request (register_callback, suspend);
 //! - a task's buffered resumes link it with the promises they name;
 //! - task.create and fence name the promise they create or settle;
@@ -34,7 +36,7 @@
 //! component, as is a search that carries every end (the snapshot does not
 //! pin the state: the ends of components would have to be crossed).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use deviate::Deviant;
 use gen::Op;
@@ -177,29 +179,40 @@ impl Partition {
             }
         }
         let due = model.due(now);
+        // What may settle in the epoch: a promise an operation names, one
+        // whose timer is due, one a due schedule creates. Nothing else
+        // settles (a resume changes a task, never settles a promise).
+        let mut may_settle: HashSet<Key> = uf.keys.iter().cloned().collect();
         for t in &due {
+            may_settle.insert(Key::of_timer(t));
             let me = uf.node(Key::of_timer(t));
             if let Timer::Schedule(sid) = t {
                 let Some(ids) = occurrences(model, sid, now) else {
                     return Partition::whole(ops.len());
                 };
                 for id in ids {
+                    may_settle.insert(Key::Id(id.clone()));
                     let n = uf.node(Key::Id(id));
                     uf.union(me, n);
                 }
             }
         }
-        // The links of the state at the start: every callback (settling
-        // its promise resumes its awaiter; settling its awaiter scrubs
-        // it), every buffered resume.
+        // The links of the state at the start: a callback when its
+        // promise may settle (that resumes its awaiter) or its awaiter may
+        // (that scrubs it); a buffered resume likewise. A link neither of
+        // whose ends settles joins nothing: reading or resuming a task
+        // does not touch the promises it awaits.
+        let settles = |a: &str, b: &str| {
+            may_settle.contains(&Key::Id(a.to_string())) || may_settle.contains(&Key::Id(b.to_string()))
+        };
         for p in model.state.promises() {
-            for a in &p.callbacks {
+            for a in p.callbacks.iter().filter(|a| settles(&p.id, a)) {
                 let (x, y) = (uf.node(Key::Id(p.id.clone())), uf.node(Key::Id(a.clone())));
                 uf.union(x, y);
             }
         }
         for t in model.state.tasks() {
-            for r in &t.resumes {
+            for r in t.resumes.iter().filter(|r| settles(&t.id, r)) {
                 let (x, y) = (uf.node(Key::Id(t.id.clone())), uf.node(Key::Id(r.clone())));
                 uf.union(x, y);
             }

@@ -156,7 +156,7 @@ pub fn search_epoch(model: &mut Deviant, input: &EpochInput) -> Found {
     } else {
         Partition::whole(input.ops.len())
     };
-    if !part.is_whole() && std::env::var_os("NOSPLIT").is_none() {
+    if !part.is_whole() {
         return search_split(model, input, &part);
     }
     let mut s = Search::new(model, input, None);
