@@ -236,6 +236,13 @@ pub fn run_scenario(
     }
 }
 
+/// The search budget of each epoch of a shrink's re-run: a candidate whose
+/// failing epoch takes more configurations than this to decide is one the
+/// shrink does not keep (the run's own check has the whole budget), so a
+/// re-run's check never outlasts the shrink's time by much, however wide
+/// the epoch.
+pub const SHRINK_SEARCH_BUDGET: u64 = 50_000;
+
 /// Shrink the failure by re-running; the shrunk history's path when the
 /// failure reproduced.
 pub fn shrink(
@@ -248,6 +255,15 @@ pub fn shrink(
     out: &mut dyn Write,
 ) -> Option<PathBuf> {
     let mut clients = target.clients(cfg.clients).ok()?;
+    // A re-run's check is bounded by configurations, not seconds: one whose
+    // search gives up is a candidate that did not reproduce.
+    let cfg = &StressConfig {
+        lin: crate::lin::LinOptions {
+            budget: cfg.lin.budget.min(SHRINK_SEARCH_BUDGET),
+            ..cfg.lin
+        },
+        ..cfg.clone()
+    };
     let deadline = Instant::now() + cfg.shrink_time;
     // Every re-run is bounded (each request by its timeout, a restart by
     // the process's), and the attempts stop at the deadline: a shrink never
