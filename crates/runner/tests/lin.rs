@@ -664,7 +664,14 @@ fn suspended_on_p(s: &mut Deviant) -> Vec<Epoch> {
         ],
         &[0, 1],
     );
-    let e1 = epoch(s, 1, 2, NOW, vec![op(0, suspend_on("t", 1, "p"), 0, 10)], &[0]);
+    let e1 = epoch(
+        s,
+        1,
+        2,
+        NOW,
+        vec![op(0, suspend_on("t", 1, "p"), 0, 10)],
+        &[0],
+    );
     assert_eq!(
         s.state.get_task("t").map(|t| t.state),
         Some(model::types::TaskState::Suspended)
@@ -688,7 +695,10 @@ fn a_settlement_and_a_read_of_the_task_it_resumes_are_one_component() {
             2,
             3,
             NOW + 10,
-            vec![op(0, task_get("t"), 0, get_done), op(1, resolve("p"), 10, 20)],
+            vec![
+                op(0, task_get("t"), 0, get_done),
+                op(1, resolve("p"), 10, 20),
+            ],
             &[1, 0],
         ));
         let h = history(2, epochs);
@@ -720,7 +730,14 @@ fn a_settlement_and_a_read_of_the_task_it_resumes_are_one_component() {
 fn a_failing_epoch_with_many_due_timers_is_decided_in_few_configurations() {
     let mut s = model();
     let mut creates: Vec<Planned> = (0..18)
-        .map(|i| op(0, armed_create(&format!("p{i}"), NOW + 50), 2 * i, 2 * i + 1))
+        .map(|i| {
+            op(
+                0,
+                armed_create(&format!("p{i}"), NOW + 50),
+                2 * i,
+                2 * i + 1,
+            )
+        })
         .collect();
     creates.push(op(1, task_create("a", "w0"), 100, 110));
     let n = creates.len();
@@ -757,7 +774,10 @@ fn a_failing_epoch_with_many_due_timers_is_decided_in_few_configurations() {
     let e2 = Epoch {
         index: 2,
         now: later,
-        ops: vec![mk(n + 1, 0, &a1, &r1, &racy), mk(n + 2, 1, &a2, &r2, &other)],
+        ops: vec![
+            mk(n + 1, 0, &a1, &r1, &racy),
+            mk(n + 2, 1, &a2, &r2, &other),
+        ],
         crashed: false,
         barrier: Some(Barrier {
             epoch: 2,

@@ -203,7 +203,8 @@ impl Partition {
         // whose ends settles joins nothing: reading or resuming a task
         // does not touch the promises it awaits.
         let settles = |a: &str, b: &str| {
-            may_settle.contains(&Key::Id(a.to_string())) || may_settle.contains(&Key::Id(b.to_string()))
+            may_settle.contains(&Key::Id(a.to_string()))
+                || may_settle.contains(&Key::Id(b.to_string()))
         };
         for p in model.state.promises() {
             for a in p.callbacks.iter().filter(|a| settles(&p.id, a)) {
@@ -219,7 +220,10 @@ impl Partition {
         }
         // A search reads every object of its kind.
         for (all, is_kind) in [
-            (Key::AllIds, (|k: &Key| matches!(k, Key::Id(_))) as fn(&Key) -> bool),
+            (
+                Key::AllIds,
+                (|k: &Key| matches!(k, Key::Id(_))) as fn(&Key) -> bool,
+            ),
             (Key::AllSchedules, |k: &Key| matches!(k, Key::Schedule(_))),
         ] {
             if let Some(&a) = uf.index.get(&all) {

@@ -182,7 +182,12 @@ fn search_split(model: &mut Deviant, input: &EpochInput, part: &Partition) -> Fo
     let base = model.state.checkpoint();
     let mut found = Found {
         components: part.components.len(),
-        largest: part.components.iter().map(|c| c.ops.len()).max().unwrap_or(0),
+        largest: part
+            .components
+            .iter()
+            .map(|c| c.ops.len())
+            .max()
+            .unwrap_or(0),
         ..Found::default()
     };
     let mut order = Vec::new();

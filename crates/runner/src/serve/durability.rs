@@ -14,7 +14,6 @@
 //! | `log-loses-tail` | at replay the last entry is lost (cut from the file), as a torn write would lose it |
 //! | `tick-not-logged` | ticks are not logged: what they fired is gone after a restart |
 
-
 use deviate::families::witness::*;
 use gen::Step;
 

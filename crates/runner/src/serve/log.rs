@@ -94,7 +94,10 @@ impl Log {
         line.push(b'\n');
         if self.bugs.has(Fault::AckBeforeLog) {
             let earlier = std::mem::replace(&mut self.pending, line);
-            return self.file.write_all(&earlier).map_err(|e| named(&self.path, e));
+            return self
+                .file
+                .write_all(&earlier)
+                .map_err(|e| named(&self.path, e));
         }
         // One write(2) per line: a crash keeps a line whole or not at all.
         self.file.write_all(&line).map_err(|e| named(&self.path, e))

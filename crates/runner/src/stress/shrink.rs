@@ -294,7 +294,10 @@ pub fn shrink(
     // backwards over the prefix): one re-run, often most of the prefix
     // gone; without the ticks first, then with them.
     for keep_ticks in [false, true] {
-        if let Some(c) = best.relevant(keep_ticks).filter(|c| c.prefix.len() < best.prefix.len()) {
+        if let Some(c) = best
+            .relevant(keep_ticks)
+            .filter(|c| c.prefix.len() < best.prefix.len())
+        {
             if let Some(h) = reproduce(&c) {
                 best = c;
                 best_history = h;
