@@ -5,13 +5,6 @@
 
 mod cli;
 
-/// mimalloc rather than the system allocator: a step allocates and frees
-/// hundreds of small JSON values and strings, and glibc's malloc spent
-/// about a fifth of the harness's CPU per step on them (measured with
-/// `cargo bench -p resonate-runner --bench cpu`; README "Dependencies").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     cli::main()
 }
