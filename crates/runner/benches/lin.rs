@@ -8,7 +8,10 @@
 //! not inflate it; the wall time is beside it), events (an invocation and a completion per operation,
 //! porcupine's unit), configurations explored, memo hits, how the epochs
 //! partitioned the history (epochs, the widest, those whose snapshot pinned
-//! the state), the entries of the last snapshot and the file's size.
+//! the state), how the epochs split into independent components
+//! (`runner::lin::partition`: components searched, epochs split, the
+//! largest component), the entries of the last snapshot and the file's
+//! size.
 //!
 //! `cargo bench -p resonate-runner --bench lin [-- --quick]`: `--quick`
 //! stops at 1,000 operations; the full table (to 10,000) takes minutes,
@@ -81,7 +84,7 @@ fn main() {
     let dir = std::env::temp_dir().join("conform-bench-lin");
     std::fs::create_dir_all(&dir).expect("a temp dir");
     println!(
-        "{:>7} {:>7} {:>7} {:>9} {:>9} {:>10} {:>8} {:>9} {:>7} {:>6} {:>6} {:>8} {:>8}",
+        "{:>7} {:>7} {:>7} {:>9} {:>9} {:>10} {:>8} {:>9} {:>7} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>8}",
         "clients",
         "ops",
         "events",
@@ -93,6 +96,9 @@ fn main() {
         "epochs",
         "widest",
         "pinned",
+        "comps",
+        "split",
+        "largest",
         "entries",
         "file KB"
     );
@@ -116,7 +122,7 @@ fn main() {
             }
             let st = last.expect("three rounds");
             println!(
-                "{:>7} {:>7} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>8} {:>9} {:>7} {:>6} {:>6} {:>8} {:>8}",
+                "{:>7} {:>7} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>8} {:>9} {:>7} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>8}",
                 clients,
                 st.ops,
                 2 * st.ops,
@@ -128,6 +134,9 @@ fn main() {
                 st.epochs,
                 st.widest_epoch,
                 st.pinned_epochs,
+                st.components,
+                st.split_epochs,
+                st.largest_component,
                 last_snap_entries(&h),
                 text.len() / 1024
             );

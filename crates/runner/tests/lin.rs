@@ -626,3 +626,182 @@ fn the_timeline_renders_in_headless_chromium() {
     );
     assert!(dom.contains("section class=\"epoch failing\""), "{dom}");
 }
+
+fn task_get(id: &str) -> Request {
+    Request::TaskGet(TaskGetReq { id: id.into() })
+}
+
+fn resolve(id: &str) -> Request {
+    Request::PromiseSettle(PromiseSettleReq {
+        id: id.into(),
+        state: model::types::PromiseState::Resolved,
+        value: Default::default(),
+    })
+}
+
+fn suspend_on(task: &str, version: u64, awaited: &str) -> Request {
+    Request::TaskSuspend(TaskSuspendReq {
+        id: task.into(),
+        version,
+        actions: vec![PromiseRegisterCallbackReq {
+            awaited: awaited.into(),
+            awaiter: task.into(),
+        }],
+    })
+}
+
+/// Epochs 0–1: task `t` suspended on promise `p` (a callback of `p` with
+/// awaiter `t`, in the state): settling `p` resumes `t`.
+fn suspended_on_p(s: &mut Deviant) -> Vec<Epoch> {
+    let e0 = epoch(
+        s,
+        0,
+        0,
+        NOW,
+        vec![
+            op(0, promise_create("p", NOW + 600_000), 0, 10),
+            op(0, task_create("t", "w0"), 20, 30),
+        ],
+        &[0, 1],
+    );
+    let e1 = epoch(
+        s,
+        1,
+        2,
+        NOW,
+        vec![op(0, suspend_on("t", 1, "p"), 0, 10)],
+        &[0],
+    );
+    assert_eq!(
+        s.state.get_task("t").map(|t| t.state),
+        Some(model::types::TaskState::Suspended)
+    );
+    vec![e0, e1]
+}
+
+/// A settlement and a read of the task it resumes name different ids (`p`
+/// and `t`): a partition by the ids an operation names would split them
+/// and search the read alone, where `t` is still suspended. The callback
+/// in the state links them: one component, and the order settle, get
+/// explains the overlapping pair; when the get completed before the
+/// settle began, no order does.
+#[test]
+fn a_settlement_and_a_read_of_the_task_it_resumes_are_one_component() {
+    for (get_done, lin) in [(100, true), (5, false)] {
+        let mut s = model();
+        let mut epochs = suspended_on_p(&mut s);
+        epochs.push(epoch(
+            &mut s,
+            2,
+            3,
+            NOW + 10,
+            vec![
+                op(0, task_get("t"), 0, get_done),
+                op(1, resolve("p"), 10, 20),
+            ],
+            &[1, 0],
+        ));
+        let h = history(2, epochs);
+        let c = check(&h, model(), &[], LinOptions::default());
+        assert_eq!(
+            matches!(c.verdict, Verdict::Linearizable),
+            lin,
+            "get done at {get_done}: {:?}",
+            c.verdict
+        );
+        if !lin {
+            let Verdict::NotLinearizable(f) = c.verdict else {
+                unreachable!()
+            };
+            let ids: Vec<usize> = f.ops.iter().map(|o| o.id).collect();
+            assert_eq!(ids, vec![3, 4], "one component: both are candidates");
+            assert_eq!(f.window.ops, vec![3], "the get alone cannot be ordered");
+        }
+    }
+}
+
+/// A failing epoch beside many due timers no operation of it reaches: 18
+/// promises with a target, each with its timeout and its task's retry due
+/// (36 timers). Unsplit, the search tries every subset of firings between
+/// the operations (2^36 states); split, each promise is a component of its
+/// own that the snapshot decides in a few configurations, and the two
+/// acquires are one component.
+#[test]
+fn a_failing_epoch_with_many_due_timers_is_decided_in_few_configurations() {
+    let mut s = model();
+    let mut creates: Vec<Planned> = (0..18)
+        .map(|i| {
+            op(
+                0,
+                armed_create(&format!("p{i}"), NOW + 50),
+                2 * i,
+                2 * i + 1,
+            )
+        })
+        .collect();
+    creates.push(op(1, task_create("a", "w0"), 100, 110));
+    let n = creates.len();
+    let e0 = epoch(&mut s, 0, 0, NOW, creates, &(0..n).collect::<Vec<_>>());
+    let e1 = epoch(&mut s, 1, n, NOW, vec![op(0, release("a", 1), 0, 10)], &[0]);
+    let later = NOW + 100_000;
+    // The racy server: both acquires won; it fired every other promise's
+    // timers before the barrier.
+    let mut racy = s.clone();
+    let mut other = s.clone();
+    let (a1, a2) = (acquire("a", 1, "w1"), acquire("a", 1, "w2"));
+    let (r1, r2) = (racy.apply(&a1, later), other.apply(&a2, later));
+    for i in (0..18).step_by(2) {
+        for t in [
+            model::machine::Timer::Promise(format!("p{i}")),
+            model::machine::Timer::TaskRetry(format!("p{i}")),
+        ] {
+            other.fire(&t, later);
+        }
+    }
+    let snap = serde_json::to_value(StateView::of(&other.state)).unwrap();
+    let mk = |id, client, req: &Request, r: &Response, m: &Deviant| Operation {
+        id,
+        client,
+        epoch: 2,
+        step: Step {
+            now: later,
+            op: Op::Request(req.clone()),
+        },
+        invoke: 100 + client as u64,
+        complete: Some(200 + client as u64),
+        outcome: Outcome::Ok(Some(m.encode(req, r, "s"))),
+    };
+    let e2 = Epoch {
+        index: 2,
+        now: later,
+        ops: vec![
+            mk(n + 1, 0, &a1, &r1, &racy),
+            mk(n + 2, 1, &a2, &r2, &other),
+        ],
+        crashed: false,
+        barrier: Some(Barrier {
+            epoch: 2,
+            now: later,
+            at: 1000,
+            snap: Some(snap),
+        }),
+    };
+    let h = history(2, vec![e0, e1, e2]);
+    let c = check(&h, model(), &[], LinOptions::default());
+    match &c.verdict {
+        Verdict::NotLinearizable(f) => {
+            assert_eq!(f.epoch, 2);
+            assert_eq!(f.window.ops, vec![n + 1, n + 2]);
+        }
+        v => panic!("expected not linearizable, got {v:?}"),
+    }
+    assert!(
+        c.stats.nodes < 500,
+        "decided in {} configurations",
+        c.stats.nodes
+    );
+    // Epochs 0 and 1 whole (epoch 0's barrier is compared whole; epoch 1
+    // has nothing due); epoch 2 split: the acquires, and each promise.
+    assert_eq!(c.stats.split_epochs, 1, "{:?}", c.stats);
+    assert_eq!(c.stats.components, 1 + 1 + 19, "{:?}", c.stats);
+}

@@ -65,7 +65,6 @@ fn paste(line: &str) -> (i32, String, String) {
 }
 
 #[test]
-#[ignore = "slow in a debug build: the stress run against the racy server ran over 18 minutes on a loaded machine; run with --ignored"]
 fn a_printed_replay_command_shows_the_race_again_and_a_plain_server_is_green() {
     let dir = tempfile::tempdir().unwrap();
     let racy = Served::start(&["--race", "race-task.acquire"]);

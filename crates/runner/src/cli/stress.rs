@@ -159,13 +159,16 @@ fn profile_flags(cfg: &StressConfig) -> String {
 
 fn print_stats(st: &Stats, checking_us: u64) {
     say!(
-        "epochs {} · operations {} ({} indeterminate) · crashes {} · widest epoch {} · pinned epochs {} · configurations explored {} (memo hits {}) · most carried {} · {:.0} ops/s checked",
+        "epochs {} · operations {} ({} indeterminate) · crashes {} · widest epoch {} · pinned epochs {} · components {} ({} epochs split, largest {}) · configurations explored {} (memo hits {}) · most carried {} · {:.0} ops/s checked",
         st.epochs,
         st.ops,
         st.indeterminate,
         st.crashes,
         st.widest_epoch,
         st.pinned_epochs,
+        st.components,
+        st.split_epochs,
+        st.largest_component,
         st.nodes,
         st.memo_hits,
         st.most_configs,

@@ -33,12 +33,13 @@ use std::hash::Hasher;
 
 use serde_json::{Map, Value};
 
-use model::state::{State, LEASE, RETRY};
+use model::state::{Message, State, LEASE, RETRY};
 use model::view::{
     message_json, CallbackView, IdTimeout, ListenerView, MessageView, ResumeView, StateView,
     TaskTimeoutView, COMPONENTS,
 };
 
+use super::partition::Key;
 use crate::compare::diff_state;
 use crate::snapshot::{Agreement, Snap};
 
@@ -118,10 +119,30 @@ impl<'a> Expected<'a> {
     /// Whether the model's state agrees with the snapshot, the journal
     /// since `base` (the epoch's start) naming what the model wrote.
     pub fn agrees(&self, state: &State, base: model::state::Mark, skip: &[String]) -> bool {
+        self.agrees_within(state, base, skip, &|_| true)
+    }
+
+    /// [`Expected::agrees`] on one component of a partitioned epoch: the
+    /// objects the model wrote since `base` (the component's start), and
+    /// those the target changed whose key `keep` holds. Objects the target
+    /// changed that no component holds are left to the closing check
+    /// (`keep` always true). Only an incremental barrier can be split so:
+    /// a whole one compares everything.
+    pub fn agrees_within(
+        &self,
+        state: &State,
+        base: model::state::Mark,
+        skip: &[String],
+        keep: &dyn Fn(&Key) -> bool,
+    ) -> bool {
         let Some(changed) = &self.changed else {
             return self.diff(state, skip).is_empty();
         };
-        let mut objects = changed.clone();
+        let mut objects: BTreeSet<Object> = changed
+            .iter()
+            .filter(|o| self.key_of(o, state).is_some_and(|k| keep(&k)))
+            .cloned()
+            .collect();
         let w = state.writes_since(base);
         let ids = |m: &mut BTreeSet<Object>, keys: Vec<&String>, f: fn(String) -> Object| {
             m.extend(keys.into_iter().map(|k| f(k.clone())));
@@ -148,6 +169,35 @@ impl<'a> Expected<'a> {
             // Not the typed shape: only the keyed JSON diff can judge it.
             Agreement::Untyped => self.diff(state, skip).is_empty(),
         }
+    }
+
+    /// The partition key of an object: its id, or for an outbox entry the
+    /// task or promise it belongs to (read from the snapshot's entry, else
+    /// from the model's); `None` when neither holds it (then both lack it).
+    fn key_of(&self, o: &Object, state: &State) -> Option<Key> {
+        Some(match o {
+            Object::Promise(id) | Object::Task(id) => Key::Id(id.clone()),
+            Object::Schedule(id) => Key::Schedule(id.clone()),
+            Object::Message(key) => {
+                let from_snap = self.entries.get(o).and_then(|es| {
+                    es.iter().find_map(|(_, e)| {
+                        let m = &e["message"];
+                        let id = match m["kind"].as_str()? {
+                            "execute" => m["data"]["task"]["id"].as_str()?,
+                            _ => m["data"]["promise"]["id"].as_str()?,
+                        };
+                        Some(id.to_string())
+                    })
+                });
+                match from_snap {
+                    Some(id) => Key::Id(id),
+                    None => match &state.get_message(key)?.message {
+                        Message::Execute { task_id, .. } => Key::Id(task_id.clone()),
+                        Message::Unblock { promise } => Key::Id(promise.id.clone()),
+                    },
+                }
+            }
+        })
     }
 
     /// The whole state against the whole snapshot: empty when they agree

@@ -24,10 +24,13 @@
 //! awaiting it, a suspend links a task to promises, a tick touches every
 //! due object, a schedule makes promises. The barrier is the partition
 //! that is always sound: epochs are checked one after another from the
-//! state the previous one pinned, never across.
+//! state the previous one pinned, never across. Inside an epoch the
+//! operations and due timers are split into components with those links
+//! closed over ([`partition`]), each searched alone.
 
 pub mod barrier;
 pub mod history;
+pub mod partition;
 pub mod report;
 pub mod search;
 
@@ -86,6 +89,13 @@ pub struct Stats {
     /// Barriers compared only on the objects that could differ
     /// ([`barrier`]); the others were compared whole.
     pub incremental_barriers: usize,
+    /// Components searched, all epochs ([`partition`]; an epoch not split
+    /// counts one).
+    pub components: usize,
+    /// Epochs split into more than one component.
+    pub split_epochs: usize,
+    /// The most candidates one component held.
+    pub largest_component: usize,
 }
 
 /// A history no order explains.
@@ -259,12 +269,21 @@ impl Linearizer {
             let mut found = search_epoch(&mut cfg.model, &input);
             stats.nodes += found.nodes;
             stats.memo_hits += found.memo_hits;
+            stats.components += found.components;
+            stats.split_epochs += usize::from(found.components > 1);
+            stats.largest_component = stats.largest_component.max(found.largest);
             truncated |= found.truncated;
             self.dropped |= found.dropped;
             let ends = std::mem::take(&mut found.ends);
             if ends.is_empty() {
                 if first_failure.is_none() {
-                    let owned = ops.iter().map(|o| (*o).clone()).collect();
+                    // A component no order explains is the failure: the
+                    // others are independent of it.
+                    let owned = ops
+                        .iter()
+                        .filter(|o| found.failing.as_ref().is_none_or(|f| f.contains(&o.id)))
+                        .map(|o| (*o).clone())
+                        .collect();
                     first_failure = Some((cfg, found, owned));
                 }
                 continue;
@@ -343,13 +362,17 @@ fn undecided(epoch: &Epoch, why: &str) -> Verdict {
     }
 }
 
-/// The steps of an order's operations (firings are the server's own).
+/// The steps of an order's operations (firings are the server's own); a
+/// tick projected onto several components is listed once.
 fn order_steps(order: &[Move], ops: &[&Operation]) -> Vec<Step> {
+    let mut seen = BTreeSet::new();
     order
         .iter()
         .filter_map(|m| match m {
-            Move::Op(id) => ops.iter().find(|o| o.id == *id).map(|o| o.step.clone()),
-            Move::Fire(_) | Move::TickStart(_) => None,
+            Move::Op(id) if seen.insert(*id) => {
+                ops.iter().find(|o| o.id == *id).map(|o| o.step.clone())
+            }
+            Move::Op(_) | Move::Fire(_) | Move::TickStart(_) => None,
         })
         .collect()
 }

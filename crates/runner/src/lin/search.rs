@@ -30,6 +30,7 @@ use model::state::Mark;
 
 use super::barrier::Expected;
 use super::history::Operation;
+use super::partition::{Key, Partition};
 use crate::compare::{normalize_response, StateDiff};
 
 /// One move of a linearization.
@@ -80,6 +81,13 @@ pub struct Found {
     pub truncated: bool,
     /// Whether ends beyond [`EpochInput::max_ends`] may have been dropped.
     pub dropped: bool,
+    /// The components the epoch was split into ([`Partition`]; 1: none).
+    pub components: usize,
+    /// The most candidates one component held (ticks included).
+    pub largest: usize,
+    /// When a component could not be ordered: the history ids of its
+    /// operations (the report's window is searched among those alone).
+    pub failing: Option<Vec<usize>>,
 }
 
 /// The inputs of one epoch's search.
@@ -108,6 +116,9 @@ const MAX_MISFITS: usize = 16;
 
 struct Search<'a> {
     input: &'a EpochInput<'a>,
+    /// The component searched, when the epoch is split: only its timers
+    /// fire, and only its objects are compared at the end.
+    scope: Option<(&'a Partition, usize)>,
     /// Bit i: `input.ops[i]` must be linearized (its outcome is known).
     required: u128,
     /// Completion per op; `u64::MAX` for indeterminate ones.
@@ -128,36 +139,28 @@ struct Search<'a> {
 /// Search one epoch from the model's current state. On success without
 /// `collect_all`, the model is left in the accepted end state (journal
 /// committed); otherwise it is left as it was.
+///
+/// Without `collect_all`, and when the barrier compares incrementally, the
+/// epoch is split into independent components ([`Partition`]), each
+/// searched alone from the end of the ones before (which it cannot touch,
+/// so from the epoch's start as far as it can see), and the composed end
+/// is checked against the objects no component holds.
 pub fn search_epoch(model: &mut Deviant, input: &EpochInput) -> Found {
     assert!(
         input.ops.len() <= 128,
         "an epoch holds at most 128 operations"
     );
-    let required = input
-        .ops
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| o.is_ok())
-        .fold(0u128, |m, (i, _)| m | 1 << i);
-    let complete = input
-        .ops
-        .iter()
-        .map(|o| o.complete.unwrap_or(u64::MAX))
-        .collect();
-    let base = model.state.checkpoint();
-    let mut s = Search {
-        input,
-        required,
-        complete,
-        base,
-        memo: HashSet::new(),
-        path: Vec::new(),
-        found: Found::default(),
-        deepest: 0,
-        stop: false,
-        started: vec![None; input.ops.len()],
-        split_ticks: !model.deviations().iter().any(|d| d.hooks.batches_tick()),
+    let split = !input.collect_all && input.snap.is_none_or(|e| e.incremental());
+    let part = if split {
+        Partition::of(model, &input.ops, input.now)
+    } else {
+        Partition::whole(input.ops.len())
     };
+    if !part.is_whole() {
+        return search_split(model, input, &part);
+    }
+    let mut s = Search::new(model, input, None);
+    let base = s.base;
     let done = s.dfs(model, 0);
     if done {
         s.found.order = s.path.clone();
@@ -168,10 +171,126 @@ pub fn search_epoch(model: &mut Deviant, input: &EpochInput) -> Found {
         model.state.rollback(base);
         model.state.commit();
     }
+    s.found.components = 1;
+    s.found.largest = input.ops.len();
     s.found
 }
 
-impl Search<'_> {
+/// Search each component of `part` in turn; the composed end, or the
+/// first component no order explains.
+fn search_split(model: &mut Deviant, input: &EpochInput, part: &Partition) -> Found {
+    let base = model.state.checkpoint();
+    let mut found = Found {
+        components: part.components.len(),
+        largest: part
+            .components
+            .iter()
+            .map(|c| c.ops.len())
+            .max()
+            .unwrap_or(0),
+        ..Found::default()
+    };
+    let mut order = Vec::new();
+    let mut left_out = Vec::new();
+    for (c, comp) in part.components.iter().enumerate() {
+        let sub = EpochInput {
+            ops: comp.ops.iter().map(|&i| input.ops[i]).collect(),
+            now: input.now,
+            snap: input.snap,
+            skip: input.skip,
+            collect_all: false,
+            budget: input.budget.saturating_sub(found.nodes),
+            max_ends: 1,
+        };
+        let mut s = Search::new(model, &sub, Some((part, c)));
+        let done = s.dfs(model, 0);
+        found.nodes += s.found.nodes;
+        found.memo_hits += s.found.memo_hits;
+        if !done {
+            found.truncated = s.found.truncated;
+            found.misfits = s.found.misfits;
+            found.state_refused = s.found.state_refused.map(|(path, diff)| {
+                let mut full = order.clone();
+                full.extend(path);
+                (full, diff)
+            });
+            found.failing = Some(sub.ops.iter().map(|o| o.id).collect());
+            model.state.rollback(base);
+            model.state.commit();
+            return found;
+        }
+        left_out.extend(s.left_out(s.linearized_on_path()));
+        order.extend(std::mem::take(&mut s.path));
+    }
+    // The closing check: each component compared its own objects; what is
+    // left are objects the target changed that no operation or due timer
+    // of the epoch could touch. No order can explain those.
+    if let Some(exp) = input.snap {
+        if !exp.agrees(&model.state, base, input.skip) {
+            found.state_refused = Some((order, exp.diff(&model.state, input.skip)));
+            model.state.rollback(base);
+            model.state.commit();
+            return found;
+        }
+    }
+    left_out.sort_unstable();
+    left_out.dedup();
+    model.state.commit();
+    found.order = order;
+    found.ends.push((None, left_out));
+    found
+}
+
+impl<'a> Search<'a> {
+    /// A search of `input` (within `scope`, when split) from the model's
+    /// current state.
+    fn new(
+        model: &mut Deviant,
+        input: &'a EpochInput<'a>,
+        scope: Option<(&'a Partition, usize)>,
+    ) -> Search<'a> {
+        let required = input
+            .ops
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.is_ok())
+            .fold(0u128, |m, (i, _)| m | 1 << i);
+        let complete = input
+            .ops
+            .iter()
+            .map(|o| o.complete.unwrap_or(u64::MAX))
+            .collect();
+        Search {
+            input,
+            scope,
+            required,
+            complete,
+            base: model.state.checkpoint(),
+            memo: HashSet::new(),
+            path: Vec::new(),
+            found: Found::default(),
+            deepest: 0,
+            stop: false,
+            started: vec![None; input.ops.len()],
+            split_ticks: !model.deviations().iter().any(|d| d.hooks.batches_tick()),
+        }
+    }
+
+    /// Whether `t` is this search's to fire.
+    fn owns(&self, t: &Timer) -> bool {
+        self.scope
+            .is_none_or(|(part, c)| part.holds(c, &Key::of_timer(t)))
+    }
+
+    /// The due timers this search may fire.
+    fn due(&self, model: &Deviant, now: u64) -> Vec<Timer> {
+        let mut due = model.due(now);
+        if self.scope.is_some() {
+            due.retain(|t| self.owns(t));
+        }
+        due
+    }
+
     /// Returns true when an end was accepted and the search should stop
     /// (the model then stays in that state).
     fn dfs(&mut self, model: &mut Deviant, lin: u128) -> bool {
@@ -229,7 +348,7 @@ impl Search<'_> {
                 return false;
             }
         }
-        for t in model.due(self.input.now) {
+        for t in self.due(model, self.input.now) {
             let mark = model.state.checkpoint();
             model.fire(&t, self.input.now);
             self.path.push(Move::Fire(t));
@@ -252,7 +371,7 @@ impl Search<'_> {
     /// A tick's start: it reads what is due; nothing fires yet.
     fn start_tick(&mut self, model: &mut Deviant, i: usize, lin: u128) -> bool {
         let now = self.input.ops[i].step.now;
-        self.started[i] = Some(model.due(now));
+        self.started[i] = Some(self.due(model, now));
         self.path.push(Move::TickStart(self.input.ops[i].id));
         if self.dfs(model, lin) {
             return true;
@@ -370,7 +489,15 @@ impl Search<'_> {
     /// `collect_all` the end is recorded and the search goes on.
     fn accept(&mut self, model: &mut Deviant, lin: u128) -> bool {
         if let Some(exp) = self.input.snap {
-            if !exp.agrees(&model.state, self.base, self.input.skip) {
+            let agrees = match self.scope {
+                None => exp.agrees(&model.state, self.base, self.input.skip),
+                Some((part, c)) => {
+                    exp.agrees_within(&model.state, self.base, self.input.skip, &|k| {
+                        part.holds(c, k)
+                    })
+                }
+            };
+            if !agrees {
                 if self.found.state_refused.is_none() {
                     let diff = exp.diff(&model.state, self.input.skip);
                     self.found.state_refused = Some((self.path.clone(), diff));

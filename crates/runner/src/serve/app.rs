@@ -117,9 +117,6 @@ pub(crate) async fn serve(
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     let listener = tokio::net::TcpListener::from_std(listener)?;
-    if shared.core().needs_flusher() {
-        tokio::spawn(flusher(shared.clone()));
-    }
     let app = Router::new()
         .route("/", post(api))
         .route("/health", get(|| async { StatusCode::OK }))
@@ -132,18 +129,6 @@ pub(crate) async fn serve(
         eprintln!("conform serve: {e}");
     }
     served
-}
-
-/// `ack-before-log`'s background flush: the log is written every
-/// [`FLUSH_EVERY`](super::durability::FLUSH_EVERY), after the answers.
-async fn flusher(shared: Arc<Shared>) {
-    let mut every = tokio::time::interval(super::durability::FLUSH_EVERY);
-    loop {
-        every.tick().await;
-        if let Err(e) = shared.core().flush() {
-            eprintln!("conform serve: {e}");
-        }
-    }
 }
 
 async fn api(State(shared): State<Arc<Shared>>, body: Bytes) -> (StatusCode, Json<JsonValue>) {

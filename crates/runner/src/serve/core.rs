@@ -132,11 +132,6 @@ impl Core {
             None => Ok(()),
         }
     }
-
-    /// Whether a background flush must run.
-    pub(crate) fn needs_flusher(&self) -> bool {
-        self.log.as_ref().is_some_and(Log::needs_flusher)
-    }
 }
 
 /// The 500 of a step applied but not logged.

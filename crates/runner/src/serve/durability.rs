@@ -10,17 +10,12 @@
 //!
 //! | name | what |
 //! |---|---|
-//! | `ack-before-log` | the answer is sent first; the log is written by a background flush every [`FLUSH_EVERY`] |
+//! | `ack-before-log` | the answer is sent first; a step's line is written only when the next step is logged, so a crash always loses the last acknowledged one |
 //! | `log-loses-tail` | at replay the last entry is lost (cut from the file), as a torn write would lose it |
 //! | `tick-not-logged` | ticks are not logged: what they fired is gone after a restart |
 
-use std::time::Duration;
-
 use deviate::families::witness::*;
 use gen::Step;
-
-/// How often the background flush of `ack-before-log` writes the log.
-pub const FLUSH_EVERY: Duration = Duration::from_millis(10);
 
 /// What a durability bug does to the persistent mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -62,7 +57,7 @@ pub const ALL: &[DurabilityBug] = &[
         name: "ack-before-log",
         fault: Fault::AckBeforeLog,
         breaks: "acknowledged ⇒ logged",
-        summary: "the answer is sent before the step is logged; a background flush writes the log every 10 ms, and a crash in between loses acknowledged steps",
+        summary: "the answer is sent before the step is logged; a step's line is written only when the next one is logged, so a crash loses the last acknowledged step",
         witness: || vec![at(T0, create("a", LATER, none()))],
     },
     DurabilityBug {

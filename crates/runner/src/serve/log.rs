@@ -81,8 +81,11 @@ impl Log {
         })
     }
 
-    /// Log one applied step: written now, or (`ack-before-log`) kept for
-    /// the next [`Log::flush`]; a tick not at all under `tick-not-logged`.
+    /// Log one applied step: written now, or (`ack-before-log`) held back
+    /// until the next step is logged (that one is then held back in its
+    /// turn), so the last acknowledged step is never on disk before a
+    /// crash, whatever the machine's load; a tick not at all under
+    /// `tick-not-logged`.
     pub fn append(&mut self, step: &Step) -> io::Result<()> {
         if step.op == Op::Tick && self.bugs.has(Fault::TickNotLogged) {
             return Ok(());
@@ -90,14 +93,17 @@ impl Log {
         let mut line = line_json(&Line::of(step.clone())).to_string().into_bytes();
         line.push(b'\n');
         if self.bugs.has(Fault::AckBeforeLog) {
-            self.pending.extend_from_slice(&line);
-            return Ok(());
+            let earlier = std::mem::replace(&mut self.pending, line);
+            return self
+                .file
+                .write_all(&earlier)
+                .map_err(|e| named(&self.path, e));
         }
         // One write(2) per line: a crash keeps a line whole or not at all.
         self.file.write_all(&line).map_err(|e| named(&self.path, e))
     }
 
-    /// Write what is pending (`ack-before-log`'s background flush).
+    /// Write what is held back (`ack-before-log`, at a clean stop).
     pub fn flush(&mut self) -> io::Result<()> {
         if self.pending.is_empty() {
             return Ok(());
@@ -106,12 +112,6 @@ impl Log {
         self.file
             .write_all(&pending)
             .map_err(|e| named(&self.path, e))
-    }
-
-    /// Whether answers go out before their lines are written, so a
-    /// background flush must run.
-    pub fn needs_flusher(&self) -> bool {
-        self.bugs.has(Fault::AckBeforeLog)
     }
 
     /// `debug.reset`: forget every step.

@@ -4,20 +4,25 @@
 //! epoch's operations, client by client. A candidate scenario is kept when
 //! re-running it (up to [`StressConfig::attempts`] times: a race shows only
 //! in some interleavings) ends in an epoch no order explains, at its last
-//! epoch. Passes: drop prefix chunks, halves first down to single steps
+//! epoch. Passes: keep only the prefix steps that name what the failing
+//! epoch names, closed backwards (one re-run; the failing epoch's
+//! operations are already one component of it, `lin::partition`); drop
+//! prefix chunks, halves first down to single steps
 //! (the sequential shrinker's `delete_chunks`); drop concurrent operations
 //! one at a time (fewer operations, then fewer clients). Repeated until a
 //! round gains nothing or the time budget ends.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use gen::Step;
+use gen::{Op, Step};
 
 use super::process::ServerProcess;
 use super::{crash_one, run_one, Clock, StressConfig, CRASH_AFTER};
 use crate::lin::history::{History, HistoryHeader};
+use crate::lin::partition::{request_keys, Key};
 use crate::lin::{Failure, Linearizer, Verdict};
 use crate::target::{Client, Target, TargetError};
 
@@ -49,6 +54,45 @@ impl Scenario {
             queues,
             crash,
         }
+    }
+
+    /// The scenario with only the prefix steps that can matter to its
+    /// concurrent epoch: a request naming an object the epoch's operations
+    /// name, or one a kept later step names (`lin::partition`'s keys),
+    /// and the ticks when `keep_ticks`. `None` when the epoch holds a
+    /// search (it reads every object).
+    fn relevant(&self, keep_ticks: bool) -> Option<Scenario> {
+        let mut keys: BTreeSet<Key> = BTreeSet::new();
+        for step in self.queues.iter().flatten() {
+            if let Op::Request(r) = &step.op {
+                keys.extend(request_keys(r));
+            }
+        }
+        if keys.contains(&Key::AllIds) || keys.contains(&Key::AllSchedules) {
+            return None;
+        }
+        let mut kept: Vec<Step> = Vec::new();
+        for step in self.prefix.iter().rev() {
+            let keep = match &step.op {
+                Op::Tick => keep_ticks,
+                Op::Request(r) => {
+                    let named = request_keys(r);
+                    let hit = named.iter().any(|k| keys.contains(k));
+                    if hit {
+                        keys.extend(named);
+                    }
+                    hit
+                }
+            };
+            if keep {
+                kept.push(step.clone());
+            }
+        }
+        kept.reverse();
+        Some(Scenario {
+            prefix: kept,
+            ..self.clone()
+        })
     }
 
     /// Its size: operations, then clients used.
@@ -192,6 +236,13 @@ pub fn run_scenario(
     }
 }
 
+/// The search budget of each epoch of a shrink's re-run: a candidate whose
+/// failing epoch takes more configurations than this to decide is one the
+/// shrink does not keep (the run's own check has the whole budget), so a
+/// re-run's check never outlasts the shrink's time by much, however wide
+/// the epoch.
+pub const SHRINK_SEARCH_BUDGET: u64 = 50_000;
+
 /// Shrink the failure by re-running; the shrunk history's path when the
 /// failure reproduced.
 pub fn shrink(
@@ -204,6 +255,15 @@ pub fn shrink(
     out: &mut dyn Write,
 ) -> Option<PathBuf> {
     let mut clients = target.clients(cfg.clients).ok()?;
+    // A re-run's check is bounded by configurations, not seconds: one whose
+    // search gives up is a candidate that did not reproduce.
+    let cfg = &StressConfig {
+        lin: crate::lin::LinOptions {
+            budget: cfg.lin.budget.min(SHRINK_SEARCH_BUDGET),
+            ..cfg.lin
+        },
+        ..cfg.clone()
+    };
     let deadline = Instant::now() + cfg.shrink_time;
     // Every re-run is bounded (each request by its timeout, a restart by
     // the process's), and the attempts stop at the deadline: a shrink never
@@ -230,6 +290,21 @@ pub fn shrink(
         );
         return None;
     };
+    // The prefix steps that name what the failing epoch names (closed
+    // backwards over the prefix): one re-run, often most of the prefix
+    // gone; without the ticks first, then with them.
+    for keep_ticks in [false, true] {
+        if let Some(c) = best
+            .relevant(keep_ticks)
+            .filter(|c| c.prefix.len() < best.prefix.len())
+        {
+            if let Some(h) = reproduce(&c) {
+                best = c;
+                best_history = h;
+                break;
+            }
+        }
+    }
     loop {
         let before = best.size();
         // Prefix chunks, halves first.
