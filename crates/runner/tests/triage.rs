@@ -171,14 +171,13 @@ fn triage_of_the_reference_proposes_nothing() {
     assert_eq!(t.rounds.len(), 1);
 }
 
-/// The reference server spelling `promise.create`'s 200 as 201 and adding
-/// a `promiseId` to the task records it answers (as the Python SDK's does),
-/// read through a dialect as an `HttpTarget` reads its answers.
-struct Respelled(LocalTarget, Dialect);
+/// A reference server whose answers one function rewrites: the servers
+/// these tests triage differ from it only in what they answer.
+struct Rewritten<F: FnMut(&Step, &mut Value)>(LocalTarget, &'static str, F);
 
-impl Target for Respelled {
+impl<F: FnMut(&Step, &mut Value)> Target for Rewritten<F> {
     fn describe(&self) -> String {
-        "respelled".into()
+        self.1.into()
     }
     fn start(&mut self) -> Result<(), TargetError> {
         self.0.start()
@@ -189,15 +188,7 @@ impl Target for Respelled {
     fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError> {
         let mut res = self.0.send(step)?;
         if let Some(env) = res.as_mut() {
-            if env["kind"] == "promise.create" && env["head"]["status"] == 200 {
-                env["head"]["status"] = 201.into();
-            }
-            if let Some(task) = env["data"].get_mut("task").filter(|t| t.is_object()) {
-                task["promiseId"] = task["id"].clone();
-            }
-            if let gen::Op::Request(r) = &step.op {
-                self.1.response(r, env);
-            }
+            (self.2)(step, env);
         }
         Ok(res)
     }
@@ -206,9 +197,32 @@ impl Target for Respelled {
     }
 }
 
+/// Answers 201 to a create (the status rule's case) and adds a
+/// `promiseId` to the task records it answers (as the Python SDK's does),
+/// read through a dialect as an `HttpTarget` reads its answers.
+fn respelled(d: Dialect) -> impl FnMut(&Step, &mut Value) {
+    move |step, env| {
+        if env["kind"] == "promise.create" && env["head"]["status"] == 200 {
+            env["head"]["status"] = 201.into();
+        }
+        if let Some(task) = env["data"].get_mut("task").filter(|t| t.is_object()) {
+            task["promiseId"] = task["id"].clone();
+        }
+        if let gen::Op::Request(r) = &step.op {
+            d.response(r, env);
+        }
+    }
+}
+
 #[test]
 fn a_spelling_difference_gives_a_dialect_rule_and_no_deviation() {
-    let (t, _dir) = triage_read(|d| Box::new(Respelled(LocalTarget::new(server(&[])), d.clone())));
+    let (t, _dir) = triage_read(|d| {
+        Box::new(Rewritten(
+            LocalTarget::new(server(&[])),
+            "respelled",
+            respelled(d.clone()),
+        ))
+    });
     assert!(
         t.draft.rules.contains(&Rule::Status {
             kind: "promise.create".into(),
@@ -237,31 +251,17 @@ fn a_departure_the_catalogue_lacks_is_residue_with_a_scaffold() {
     // Spelling the catalogue has no rule or deviation for: every
     // `promise.get` answers a promise with an extra tag the spec defines
     // no way to add (behaviour: `tags` is the user's).
-    struct Tagged(LocalTarget);
-    impl Target for Tagged {
-        fn describe(&self) -> String {
-            "tagged".into()
-        }
-        fn start(&mut self) -> Result<(), TargetError> {
-            self.0.start()
-        }
-        fn reset(&mut self) -> Result<(), TargetError> {
-            self.0.reset()
-        }
-        fn send(&mut self, step: &Step) -> Result<Option<Value>, TargetError> {
-            let mut res = self.0.send(step)?;
-            if let Some(env) = res.as_mut() {
+    let (t, dir) = triage_of(|| {
+        Box::new(Rewritten(
+            LocalTarget::new(server(&[])),
+            "tagged",
+            |_: &Step, env: &mut Value| {
                 if env["kind"] == "promise.get" && env["head"]["status"] == 200 {
                     env["data"]["promise"]["tags"]["x-extra"] = "1".into();
                 }
-            }
-            Ok(res)
-        }
-        fn snap(&mut self) -> Result<Snap, TargetError> {
-            self.0.snap()
-        }
-    }
-    let (t, dir) = triage_of(|| Box::new(Tagged(LocalTarget::new(server(&[])))));
+            },
+        ))
+    });
     assert!(t.baseline.is_empty(), "{:?}", names(&t));
     assert!(
         t.draft.rules.is_empty(),
