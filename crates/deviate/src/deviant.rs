@@ -73,6 +73,12 @@ impl Deviant {
         stepper(self.deviations.clone())
     }
 
+    /// Whether [`Deviant::encode`] is the spec's encoding unchanged (no
+    /// deviation rewrites it), so `res` alone says what the envelope holds.
+    pub fn encodes_plainly(&self) -> bool {
+        self.deviations.iter().all(|d| !d.hooks.rewrites_encoding())
+    }
+
     /// The response envelope of `res` to `req`, as the deviant server
     /// would encode it.
     pub fn encode(&self, req: &Request, res: &Response, corr_id: &str) -> serde_json::Value {

@@ -115,8 +115,16 @@ pub trait Hooks: Sync {
         false
     }
 
-    /// Adjust the encoded response envelope of `req` (wire deviations).
+    /// Adjust the encoded response envelope of `req` (wire deviations). A
+    /// deviation that does must say so in [`Hooks::rewrites_encoding`].
     fn encode(&self, _req: &Request, _envelope: &mut serde_json::Value) {}
+
+    /// Whether this deviation adjusts the encoded envelope
+    /// ([`Hooks::encode`]): the checker then compares answers through the
+    /// encoded JSON, never through the typed answer alone.
+    fn rewrites_encoding(&self) -> bool {
+        false
+    }
 }
 
 /// One named departure from the spec.

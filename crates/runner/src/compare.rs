@@ -7,6 +7,8 @@
 //! compare component by component as keyed sets: order never matters, and a
 //! component the target's snapshot lacks is skipped.
 
+pub mod typed;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use gen::Step;
 
+use model::api::Response;
 use model::view::StateView;
 
 use crate::check::{step_kind, Checker, DiffClass, Difference, Divergence, Judge};
@@ -77,6 +78,19 @@ pub struct Execution {
 }
 
 impl Execution {
+    /// A replay that stopped at `fault` before its first step.
+    fn faulted(fault: TargetError) -> Execution {
+        Execution {
+            lines: Vec::new(),
+            divergence: None,
+            fault: Some(fault),
+            latitude: 0,
+            probes: Vec::new(),
+            unrecorded: 0,
+            sent_ahead: 0,
+        }
+    }
+
     /// The steps executed.
     pub fn steps(&self) -> Vec<Step> {
         self.lines.iter().map(|l| l.step.clone()).collect()
@@ -107,20 +121,39 @@ pub fn execute_stream<S: Borrow<Step>>(
 ) -> Execution {
     checker.reset();
     if let Err(e) = target.start() {
-        return Execution {
-            lines: Vec::new(),
-            divergence: None,
-            fault: Some(e),
-            latitude: 0,
-            probes: Vec::new(),
-            unrecorded: 0,
-            sent_ahead: 0,
-        };
+        return Execution::faulted(e);
     }
     let before = opts
         .check_state
         .then(|| Snap::from_view(StateView::default()));
     continue_stream(target, checker, steps, expect, opts, before)
+}
+
+/// [`execute_stream`] for a caller that reads a clean finish's verdict and
+/// step count only (`run`'s cases): the model's envelopes
+/// ([`Line::expect`]) are encoded only when the replay stops at a
+/// divergence or a fault, for every line then (what a saved trace
+/// records); after a clean finish they are left out, so a step that
+/// agrees never builds the model's answer as JSON.
+pub fn execute_stream_lean<S: Borrow<Step>>(
+    target: &mut dyn Target,
+    checker: &mut Checker,
+    steps: impl IntoIterator<Item = S>,
+    expect: Expect,
+    opts: ExecOptions,
+) -> Execution {
+    checker.reset();
+    if let Err(e) = target.start() {
+        return Execution::faulted(e);
+    }
+    let before = opts
+        .check_state
+        .then(|| Snap::from_view(StateView::default()));
+    let (mut ex, answers) = drive(target, checker, steps, expect, opts, before);
+    if ex.divergence.is_some() || ex.fault.is_some() {
+        encode_answers(&mut ex, answers, checker);
+    }
+    ex
 }
 
 /// [`execute_stream`] without the start: the target and the model go on
@@ -135,7 +168,35 @@ pub fn continue_stream<S: Borrow<Step>>(
     opts: ExecOptions,
     before: Option<Snap>,
 ) -> Execution {
+    let (mut ex, answers) = drive(target, checker, steps, expect, opts, before);
+    encode_answers(&mut ex, answers, checker);
+    ex
+}
+
+/// The model's typed answers of the lines that have one, by line index,
+/// not yet encoded into [`Line::expect`].
+type Answers = Vec<(usize, Response)>;
+
+/// Encode each of `answers` into its line's `expect`.
+fn encode_answers(ex: &mut Execution, answers: Answers, checker: &Checker) {
+    for (i, a) in answers {
+        let line = &mut ex.lines[i];
+        line.expect = checker.encode(&line.step, &a);
+    }
+}
+
+/// The step loop of [`continue_stream`]; the model's answers are returned
+/// typed beside the lines, for the caller to encode.
+fn drive<S: Borrow<Step>>(
+    target: &mut dyn Target,
+    checker: &mut Checker,
+    steps: impl IntoIterator<Item = S>,
+    expect: Expect,
+    opts: ExecOptions,
+    before: Option<Snap>,
+) -> (Execution, Answers) {
     let steps = steps.into_iter();
+    let mut answers = Answers::new();
     let mut ex = Execution {
         lines: Vec::with_capacity(steps.size_hint().0),
         divergence: None,
@@ -186,7 +247,7 @@ pub fn continue_stream<S: Borrow<Step>>(
             Err(e) => {
                 ex.lines.push(Line::of(step.clone()));
                 ex.fault = Some(e);
-                return ex;
+                return (ex, answers);
             }
         };
         let departures = target.departures();
@@ -196,12 +257,12 @@ pub fn continue_stream<S: Borrow<Step>>(
             let checked = checker.check(step, res.as_ref(), snap.as_ref());
             let mut line = Line::of(step.clone());
             line.res = res;
-            line.expect = checked.expect;
             line.diverged = true;
             ex.lines.push(line);
+            answers.extend(checked.answer.map(|a| (ex.lines.len() - 1, a)));
             let d = Divergence::of_envelope(&step_kind(step), departures, checked.divergence);
             ex.divergence = Some((ex.lines.len() - 1, d));
-            return ex;
+            return (ex, answers);
         }
         let refused = res.as_ref().and_then(envelope_status) == Some(400);
         if refused {
@@ -224,7 +285,7 @@ pub fn continue_stream<S: Borrow<Step>>(
                         judge: Judge::Model,
                     };
                     ex.divergence = Some((ex.lines.len() - 1, d));
-                    return ex;
+                    return (ex, answers);
                 }
             }
         }
@@ -254,18 +315,17 @@ pub fn continue_stream<S: Borrow<Step>>(
         };
         let mut line = Line::of(step.clone());
         line.res = res;
-        line.expect = checked.expect;
         ex.latitude += u64::from(latitude);
-        if let Some(d) = divergence {
-            line.diverged = true;
-            ex.lines.push(line);
-            ex.divergence = Some((ex.lines.len() - 1, d));
-            return ex;
-        }
+        line.diverged = divergence.is_some();
         ex.lines.push(line);
+        answers.extend(checked.answer.map(|a| (ex.lines.len() - 1, a)));
+        if let Some(d) = divergence {
+            ex.divergence = Some((ex.lines.len() - 1, d));
+            return (ex, answers);
+        }
         before = snap;
     }
-    ex
+    (ex, answers)
 }
 
 /// The kind and the rule a validation probe breaks, if the step is one.

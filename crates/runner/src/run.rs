@@ -9,7 +9,7 @@ use deviate::Deviation;
 
 use crate::baseline::Baseline;
 use crate::check::Checker;
-use crate::exec::{execute, execute_stream, ExecOptions, Execution, Expect};
+use crate::exec::{execute, execute_stream_lean, ExecOptions, Execution, Expect};
 use crate::partition::Partition;
 use crate::profile::Profile;
 use crate::report::{CaseReport, CaseStatus, Summary};
@@ -122,7 +122,9 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
             .stream(seed, cfg.steps, cfg.probe_pct)
             .inspect(move |_| counted.inc(1));
         let case_started = Instant::now();
-        let ex = execute_stream(
+        // A passing case's lines are dropped unread: the model's envelopes
+        // are encoded only for a case that stops (its trace is saved).
+        let ex = execute_stream_lean(
             target,
             &mut checker,
             steps,

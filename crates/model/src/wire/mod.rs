@@ -29,7 +29,9 @@ use crate::api::{Request, Response};
 
 pub use decode::{decode_envelope, decode_request, open_envelope, Envelope};
 pub use encode::{encode_request, request_envelope};
-pub use response::{decode_response, encode_response, status_message};
+pub use response::{
+    decode_response, encode_response, status_message, success_data, DataField, DataFields,
+};
 pub use validate::validate;
 
 /// The protocol version every request head carries and every response head

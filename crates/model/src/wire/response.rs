@@ -24,7 +24,7 @@ use serde_json::{json, Value as Json};
 use super::fields::{nat, Obj};
 use super::{DecodeError, PROTOCOL_VERSION};
 use crate::api::*;
-use crate::types::PromiseRecord;
+use crate::types::{PromiseRecord, Schedule, TaskRecord};
 
 /// The message written as `data` of a non-success response.
 pub fn status_message(status: u16) -> &'static str {
@@ -66,36 +66,105 @@ fn head(corr_id: &str, status: u16) -> Json {
 }
 
 fn data(kind: &str, res: &Response, corr_id: &str) -> Json {
-    if !success(res.status()) {
+    let Some(fields) = success_data(kind, res) else {
         return json!(status_message(res.status()));
-    }
-    match res {
-        Response::Promise(r) => json!({"promise": r.promise}),
-        Response::TaskGet(r) => json!({"task": r.task}),
-        Response::TaskClaim(r) => {
-            json!({"task": r.task, "promise": r.promise, "preload": r.preload})
-        }
-        Response::TaskFence(r) => {
-            let action = r.action.as_ref().map(|a| {
-                let (kind, inner) = match a {
-                    TaskFenceInnerRes::Create(p) => ("promise.create", p),
-                    TaskFenceInnerRes::Settle(p) => ("promise.settle", p),
-                };
+    };
+    let mut out = serde_json::Map::new();
+    for (key, field) in fields.iter() {
+        let v = match field {
+            DataField::Promise(p) => json!(p),
+            DataField::Task(t) => json!(t),
+            DataField::Schedule(s) => json!(s),
+            DataField::Preload(p) => json!(p),
+            DataField::Empty => json!([]),
+            DataField::Action(a) => a.map_or(Json::Null, |(kind, inner)| {
                 encode_response(kind, &Response::Promise(inner.clone()), corr_id)
-            });
-            json!({"action": action, "preload": r.preload})
-        }
-        Response::TaskSuspend(r) if r.status == 300 => json!({"preload": r.preload}),
-        Response::TaskSuspend(_) => json!({}),
-        Response::TaskFulfill(r) => json!({"promise": r.promise}),
-        Response::Schedule(r) => json!({"schedule": r.schedule}),
-        Response::Status(_) => match kind {
-            "promise.search" => json!({"promises": []}),
-            "task.search" => json!({"tasks": []}),
-            "schedule.search" => json!({"schedules": []}),
-            _ => json!({}),
-        },
+            }),
+        };
+        out.insert(key.to_string(), v);
     }
+    Json::Object(out)
+}
+
+/// One field of a success `data` object, borrowed from the [`Response`]:
+/// what [`encode_response`] writes as JSON, and what a typed comparison
+/// reads without building it (the one place the `data` shapes are
+/// written).
+#[derive(Clone, Copy, Debug)]
+pub enum DataField<'a> {
+    /// A promise record (`null` when absent).
+    Promise(&'a Option<PromiseRecord>),
+    /// A task record.
+    Task(&'a Option<TaskRecord>),
+    /// A schedule record.
+    Schedule(&'a Option<Schedule>),
+    /// A list of promise records (`preload`).
+    Preload(&'a [PromiseRecord]),
+    /// An empty list (a search's page: the model has no search results).
+    Empty,
+    /// A fenced action: its kind and the inner promise answer, written as
+    /// a whole response envelope (`null` when absent).
+    Action(Option<(&'static str, &'a PromiseRes)>),
+}
+
+/// The fields of a success `data` object, in the order they are written
+/// (at most three).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DataFields<'a>([Option<(&'static str, DataField<'a>)>; 3]);
+
+impl<'a> DataFields<'a> {
+    fn of(fields: &[(&'static str, DataField<'a>)]) -> DataFields<'a> {
+        let mut out = DataFields::default();
+        for (slot, f) in out.0.iter_mut().zip(fields) {
+            *slot = Some(*f);
+        }
+        out
+    }
+
+    /// The fields, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, DataField<'a>)> + '_ {
+        self.0.iter().flatten().copied()
+    }
+}
+
+/// The fields of `res`'s `data` to a request of kind `kind`, or `None`
+/// when its status carries a message instead ([`status_message`]).
+pub fn success_data<'a>(kind: &str, res: &'a Response) -> Option<DataFields<'a>> {
+    use DataField as F;
+    if !success(res.status()) {
+        return None;
+    }
+    Some(match res {
+        Response::Promise(r) => DataFields::of(&[("promise", F::Promise(&r.promise))]),
+        Response::TaskGet(r) => DataFields::of(&[("task", F::Task(&r.task))]),
+        Response::TaskClaim(r) => DataFields::of(&[
+            ("task", F::Task(&r.task)),
+            ("promise", F::Promise(&r.promise)),
+            ("preload", F::Preload(&r.preload)),
+        ]),
+        Response::TaskFence(r) => {
+            let action = r.action.as_ref().map(|a| match a {
+                TaskFenceInnerRes::Create(p) => ("promise.create", p),
+                TaskFenceInnerRes::Settle(p) => ("promise.settle", p),
+            });
+            DataFields::of(&[
+                ("action", F::Action(action)),
+                ("preload", F::Preload(&r.preload)),
+            ])
+        }
+        Response::TaskSuspend(r) if r.status == 300 => {
+            DataFields::of(&[("preload", F::Preload(&r.preload))])
+        }
+        Response::TaskSuspend(_) => DataFields::default(),
+        Response::TaskFulfill(r) => DataFields::of(&[("promise", F::Promise(&r.promise))]),
+        Response::Schedule(r) => DataFields::of(&[("schedule", F::Schedule(&r.schedule))]),
+        Response::Status(_) => match kind {
+            "promise.search" => DataFields::of(&[("promises", F::Empty)]),
+            "task.search" => DataFields::of(&[("tasks", F::Empty)]),
+            "schedule.search" => DataFields::of(&[("schedules", F::Empty)]),
+            _ => DataFields::default(),
+        },
+    })
 }
 
 /// Read a target's response envelope to a request of kind `kind` into the

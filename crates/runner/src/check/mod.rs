@@ -26,11 +26,13 @@ use serde_json::Value;
 
 use deviate::{Deviant, Deviation};
 use gen::{Coverage, Generator, Op, Step};
+use model::api::Response;
 use model::branch::Branch;
 use model::machine::Timer;
 use model::state::ServerConfig;
 use model::view::StateView;
 
+use crate::compare::typed::same_answer;
 use crate::compare::{diff_state, normalize_response, same_response, StateDiff};
 use crate::profile::Profile;
 use crate::snapshot::{Agreement, Snap};
@@ -99,8 +101,9 @@ impl Judge {
 /// The outcome of checking one step.
 #[derive(Clone, Debug)]
 pub struct Checked {
-    /// The model's response envelope (`None` for a tick).
-    pub expect: Option<Value>,
+    /// The model's answer, typed (`None` for a tick); its envelope is
+    /// [`Checker::encode`]'s, built only when something needs it.
+    pub answer: Option<Response>,
     /// `Some` when no allowed schedule explains the target.
     pub divergence: Option<Divergence>,
     /// Whether an allowed schedule other than the plain one was adopted.
@@ -117,11 +120,16 @@ pub struct Checker {
     pub skipped: BTreeSet<String>,
     /// Branches taken by adopted schedules.
     pub coverage: Coverage,
+    /// Whether answers that agree are recognised on the typed path
+    /// ([`crate::compare::typed`]) before any JSON is built (default); off,
+    /// every answer is encoded and compared as JSON. The verdicts are the
+    /// same either way (tests run both).
+    pub typed: bool,
 }
 
 /// One schedule tried: what the model answered and how it compared.
 struct Attempt {
-    expect: Option<Value>,
+    answer: Option<Response>,
     response: Option<(Value, Value)>,
     state: Vec<StateDiff>,
     hits: Vec<Branch>,
@@ -149,6 +157,16 @@ impl Checker {
             coverage: Coverage::without_kinds(&profile.omit_kinds),
             profile,
             skipped: BTreeSet::new(),
+            typed: true,
+        }
+    }
+
+    /// The model's response envelope for `step` (a request) whose typed
+    /// answer was `answer`, as the checker's model encodes it.
+    pub fn encode(&self, step: &Step, answer: &Response) -> Option<Value> {
+        match &step.op {
+            Op::Request(req) => Some(self.model.encode(req, answer, "model")),
+            Op::Tick => None,
         }
     }
 
@@ -217,7 +235,7 @@ impl Checker {
         self.model.state.commit();
         self.coverage.hit.extend(a.hits.iter().copied());
         Checked {
-            expect: a.expect,
+            answer: a.answer,
             divergence: None,
             used_latitude: latitude,
         }
@@ -235,11 +253,10 @@ impl Checker {
         snap: Option<&Snap>,
     ) -> Attempt {
         self.model.clear_hits();
-        let expect = match &step.op {
+        let answer = match &step.op {
             Op::Request(req) => {
                 self.fire_all(before, step.now);
-                let r = self.model.apply(req, step.now);
-                Some(self.model.encode(req, &r, "model"))
+                Some(self.model.apply(req, step.now))
             }
             Op::Tick if before.is_empty() => {
                 self.model.tick(step.now);
@@ -251,20 +268,40 @@ impl Checker {
             }
         };
         self.fire_all(after, step.now);
-        let response = match (&expect, res) {
-            (Some(e), Some(r)) if !same_response(e, r) => {
-                let (m, t) = (normalize_response(e), normalize_response(r));
-                (m != t).then_some((m, t))
-            }
+        let response = match (&step.op, &answer, res) {
+            (Op::Request(req), Some(a), Some(r)) => self.response_diff(req, a, r),
             _ => None,
         };
         let state = self.state_diff(snap);
         Attempt {
-            expect,
+            answer,
             response,
             state,
             hits: self.model.take_hits(),
         }
+    }
+
+    /// The normalised model and target responses when they differ. An
+    /// answer the typed path finds the same builds no JSON; any other is
+    /// encoded and compared as JSON, which names the difference.
+    fn response_diff(
+        &self,
+        req: &model::api::Request,
+        answer: &Response,
+        res: &Value,
+    ) -> Option<(Value, Value)> {
+        if self.typed
+            && self.model.encodes_plainly()
+            && same_answer(req.kind(), answer, res) == Some(true)
+        {
+            return None;
+        }
+        let e = self.model.encode(req, answer, "model");
+        if same_response(&e, res) {
+            return None;
+        }
+        let (m, t) = (normalize_response(&e), normalize_response(res));
+        (m != t).then_some((m, t))
     }
 
     /// Fire each timer that is still armed and due when its turn comes, so
