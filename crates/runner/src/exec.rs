@@ -119,14 +119,25 @@ pub fn execute_stream<S: Borrow<Step>>(
     expect: Expect,
     opts: ExecOptions,
 ) -> Execution {
-    checker.reset();
-    if let Err(e) = target.start() {
-        return Execution::faulted(e);
-    }
-    let before = opts
-        .check_state
-        .then(|| Snap::from_view(StateView::default()));
+    let before = match begin(target, checker, opts) {
+        Ok(before) => before,
+        Err(faulted) => return faulted,
+    };
     continue_stream(target, checker, steps, expect, opts, before)
+}
+
+/// Resets the model and starts the target: the empty snapshot a state
+/// comparison starts from, or the fault that stops the replay at once.
+fn begin(
+    target: &mut dyn Target,
+    checker: &mut Checker,
+    opts: ExecOptions,
+) -> Result<Option<Snap>, Execution> {
+    checker.reset();
+    target.start().map_err(Execution::faulted)?;
+    Ok(opts
+        .check_state
+        .then(|| Snap::from_view(StateView::default())))
 }
 
 /// [`execute_stream`] for a caller that reads a clean finish's verdict and
@@ -142,13 +153,10 @@ pub fn execute_stream_lean<S: Borrow<Step>>(
     expect: Expect,
     opts: ExecOptions,
 ) -> Execution {
-    checker.reset();
-    if let Err(e) = target.start() {
-        return Execution::faulted(e);
-    }
-    let before = opts
-        .check_state
-        .then(|| Snap::from_view(StateView::default()));
+    let before = match begin(target, checker, opts) {
+        Ok(before) => before,
+        Err(faulted) => return faulted,
+    };
     let (mut ex, answers) = drive(target, checker, steps, expect, opts, before);
     if ex.divergence.is_some() || ex.fault.is_some() {
         encode_answers(&mut ex, answers, checker);
