@@ -121,7 +121,7 @@ pub fn execute_stream<S: Borrow<Step>>(
 ) -> Execution {
     let before = match begin(target, checker, opts) {
         Ok(before) => before,
-        Err(faulted) => return faulted,
+        Err(e) => return Execution::faulted(e),
     };
     continue_stream(target, checker, steps, expect, opts, before)
 }
@@ -132,9 +132,9 @@ fn begin(
     target: &mut dyn Target,
     checker: &mut Checker,
     opts: ExecOptions,
-) -> Result<Option<Snap>, Execution> {
+) -> Result<Option<Snap>, TargetError> {
     checker.reset();
-    target.start().map_err(Execution::faulted)?;
+    target.start()?;
     Ok(opts
         .check_state
         .then(|| Snap::from_view(StateView::default())))
@@ -155,7 +155,7 @@ pub fn execute_stream_lean<S: Borrow<Step>>(
 ) -> Execution {
     let before = match begin(target, checker, opts) {
         Ok(before) => before,
-        Err(faulted) => return faulted,
+        Err(e) => return Execution::faulted(e),
     };
     let (mut ex, answers) = drive(target, checker, steps, expect, opts, before);
     if ex.divergence.is_some() || ex.fault.is_some() {
