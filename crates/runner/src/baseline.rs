@@ -95,8 +95,8 @@ mod tests {
 
     #[test]
     fn a_bad_baseline_names_the_problem() {
-        let dir = std::env::temp_dir().join(format!("conform-baseline-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let f = dir.join("b.json");
         std::fs::write(&f, r#"{"deviations": ["no-such-deviation"]}"#).unwrap();
         let e = Baseline::load(f.to_str().unwrap()).unwrap_err();
@@ -120,9 +120,8 @@ mod tests {
 
     #[test]
     fn a_baseline_file_without_a_name_is_named_by_its_path() {
-        let dir =
-            std::env::temp_dir().join(format!("conform-baseline-name-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let f = dir.join("mine.json");
         for text in [r#"{"deviations": []}"#, r#"{"name": "", "deviations": []}"#] {
             std::fs::write(&f, text).unwrap();

@@ -244,8 +244,8 @@ mod tests {
 
     #[test]
     fn a_bad_profile_names_the_problem() {
-        let dir = std::env::temp_dir().join(format!("conform-profile-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let f = dir.join("p.json");
         std::fs::write(&f, r#"{"omitKinds": ["task.nope"]}"#).unwrap();
         let e = Profile::load(f.to_str().unwrap()).unwrap_err();
@@ -297,9 +297,8 @@ mod tests {
 
     #[test]
     fn a_dialect_is_a_name_an_object_or_a_file_beside_the_profile() {
-        let dir =
-            std::env::temp_dir().join(format!("conform-profile-dialect-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let rule = serde_json::json!({"rule": "status", "kinds": ["promise.create"], "from": 201, "to": 200});
         let f = dir.join("inline.json");
         std::fs::write(
@@ -338,8 +337,8 @@ mod tests {
 
     #[test]
     fn a_profile_file_without_a_name_is_named_by_its_path() {
-        let dir = std::env::temp_dir().join(format!("conform-profile-name-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let f = dir.join("mine.json");
         std::fs::write(&f, r#"{"retryTimeout": 1000}"#).unwrap();
         let path = f.to_str().unwrap();

@@ -57,11 +57,14 @@ fn line_after<'a>(out: &'a str, prefix: &str) -> &'a str {
 
 /// Run a printed command line (the harness quotes nothing but
 /// `--server-cmd`, which these runs do not use).
-fn paste(line: &str) -> (i32, String, String) {
+/// Runs a printed command line as a user pasting it would, from `cwd`: a
+/// replay command names no `--out-dir`, so what it saves goes under the
+/// directory it runs in (a temporary one here, never the source tree).
+fn paste(line: &str, cwd: &std::path::Path) -> (i32, String, String) {
     let mut words = line.split_whitespace();
     let program = words.next().expect("a program");
     assert!(program.ends_with("conform"), "{line}");
-    run(conform().args(words))
+    run(conform().current_dir(cwd).args(words))
 }
 
 #[test]
@@ -86,11 +89,11 @@ fn a_printed_replay_command_shows_the_race_again_and_a_plain_server_is_green() {
         replay.contains("replay-history") && replay.contains(&racy.1),
         "{replay}"
     );
-    let (code, again, err) = paste(replay);
+    let (code, again, err) = paste(replay, dir.path());
     assert_eq!(code, 1, "the replay shows the race:\n{again}\n{err}");
     let saved = line_after(&again, "history saved: ");
     let saved = saved.split(" (timeline").next().unwrap();
-    let h = history::parse(&std::fs::read_to_string(saved).unwrap()).unwrap();
+    let h = history::parse(&std::fs::read_to_string(dir.path().join(saved)).unwrap()).unwrap();
     assert!(h.len() >= 2, "the re-run is saved: {saved}");
 
     // The same file against the plain reference server: green.
