@@ -403,3 +403,53 @@ fn a_state_read_back_from_its_view_is_the_same_state() {
         }
     }
 }
+
+/// A twin of a catalogue deviation under another name: the same hooks, so
+/// no case can ever tell the two apart.
+fn twin(of: &str, name: &'static str) -> &'static Deviation {
+    let d = deviate::catalogue::resolve(&[of]).unwrap()[0];
+    Box::leak(Box::new(Deviation {
+        name,
+        spec: d.spec,
+        class: d.class,
+        summary: d.summary,
+        hooks: d.hooks,
+        witness: d.witness,
+    }))
+}
+
+/// Two explanations that answer alike on every neighbour of the trace are
+/// a tie naming both, never one of them silently.
+#[test]
+fn look_alikes_no_case_tells_apart_are_reported_as_a_tie() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = deviate::catalogue::resolve(&["task-create-reacquire-no-bump"]).unwrap()[0];
+    let cfg = TriageConfig {
+        catalogue: vec![
+            real,
+            twin("task-create-reacquire-no-bump", "twin-of-reacquire"),
+        ],
+        ..config(dir.path())
+    };
+    let mut connect = |_: &Profile| -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(LocalTarget::new(server(&[
+            "task-create-reacquire-no-bump",
+        ]))))
+    };
+    let t = triage(&cfg, &mut connect, &mut std::io::sink()).unwrap();
+    assert_eq!(names(&t), ["task-create-reacquire-no-bump"]);
+    let p = t.proposals.iter().find(|p| p.kept && !p.covered).unwrap();
+    let ties: Vec<Vec<&str>> = p
+        .alternatives
+        .iter()
+        .map(|a| a.iter().map(|d| d.name).collect())
+        .collect();
+    assert_eq!(ties, [["twin-of-reacquire"]]);
+    let table = runner::triage::write::write_all(&t, dir.path(), "test")
+        .map(|_| std::fs::read_to_string(dir.path().join("TRIAGE.md")).unwrap())
+        .unwrap();
+    assert!(
+        table.contains("tie: `task-create-reacquire-no-bump` or `twin-of-reacquire`"),
+        "{table}"
+    );
+}

@@ -21,6 +21,7 @@
 //! budget.
 
 pub mod campaign;
+pub mod distinguish;
 pub mod draft;
 pub mod explain;
 pub mod findings;
