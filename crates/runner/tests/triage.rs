@@ -453,3 +453,34 @@ fn look_alikes_no_case_tells_apart_are_reported_as_a_tie() {
         "{table}"
     );
 }
+
+/// A deviation that fits a class's shrunk trace but answers otherwise
+/// than the target where it fires on a neighbour of that trace is refused
+/// (the whole-fit check), not kept as the explanation.
+#[test]
+fn a_partial_fit_is_refused_by_a_neighbour_of_its_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = TriageConfig {
+        catalogue: deviate::catalogue::resolve(&["suspend-300-before-422"]).unwrap(),
+        cases: 40,
+        steps: 60,
+        ..config(dir.path())
+    };
+    let mut connect = |_: &Profile| -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(LocalTarget::new(server(&[
+            "suspend-skips-missing-awaited",
+        ]))))
+    };
+    let t = triage(&cfg, &mut connect, &mut std::io::sink()).unwrap();
+    assert!(names(&t).is_empty(), "{:?}", names(&t));
+    assert!(
+        t.proposals.iter().any(|p| p
+            .refused
+            .iter()
+            .flatten()
+            .any(|d| d.name == "suspend-300-before-422")),
+        "{:?}",
+        t.proposals
+    );
+    assert!(!t.residue.is_empty());
+}

@@ -27,7 +27,7 @@ use crate::compare::normalize_response;
 use crate::exec::{execute, ExecOptions, Expect};
 use crate::profile::Profile;
 use crate::snapshot::Snap;
-use crate::target::{LocalServer, Target, TargetError};
+use crate::target::{envelope_status, LocalServer, Target, TargetError};
 
 /// How many neighbours a trace has: cut points before its divergence.
 const NEIGHBOURS: usize = 6;
@@ -201,11 +201,18 @@ pub fn decide(
     Ok(Verdict::Tie)
 }
 
-/// The whole-fit check: on every neighbour of `f`'s trace, where the
-/// model with the candidate (`with`) first answers differently from the
-/// model with the baseline before it (`base`), the target answers as the
-/// candidate does. `Some(steps)` is a neighbour that refutes it (the
-/// candidate changed an answer there, and the target did not follow).
+/// The whole-fit check: the candidate (`with`, the baseline before it,
+/// `base`, with it in place) must answer as the target wherever it claims
+/// to on the trace's neighbours. A neighbour refutes it when, replayed on
+/// the target through a checker with `with`, it diverges either at the
+/// first step where `with` and `base` part (the candidate changed an answer
+/// and the target did not follow) or at a step of the class's kind where
+/// the model answers with the status it answered in the class (the
+/// departure the candidate was kept for recurs unexplained: a fit of one
+/// situation only, as `suspend-300-before-422` for a server that skips a
+/// missing awaited promise). A divergence anywhere else is another
+/// departure of the target and says nothing of this one. `Some(steps)` is
+/// the refuting neighbour, up to the step that refutes.
 pub fn refuting(
     f: &Found,
     profile: &Profile,
@@ -218,12 +225,32 @@ pub fn refuting(
         return Ok(None);
     }
     let start = f.start(profile.retry_timeout);
+    let class = f.shrunk_divergence();
+    let status = class
+        .response
+        .as_ref()
+        .and_then(|(m, _)| envelope_status(m));
     for steps in neighbours(f, profile, base) {
-        let Some(at) = parting(&steps, 0, &start, profile, with, base, check_state) else {
+        let part = parting(&steps, 0, &start, profile, with, base, check_state);
+        let end = part.unwrap_or(steps.len() - 1);
+        let mut checker = Checker::with_deviations(profile.clone(), with.to_vec());
+        let ex = execute(
+            target,
+            &mut checker,
+            &steps[..=end],
+            Expect::Model,
+            ExecOptions { check_state },
+        );
+        if let Some(e) = ex.fault {
+            return Err(e);
+        }
+        let Some((i, d)) = ex.divergence else {
             continue;
         };
-        if agrees_at(&steps, at, profile, with, target, check_state)? == Some(false) {
-            return Ok(Some(steps[..=at].to_vec()));
+        let recurs = d.class.kind == class.class.kind
+            && d.response.as_ref().and_then(|(m, _)| envelope_status(m)) == status;
+        if Some(i) == part || recurs {
+            return Ok(Some(steps[..=i].to_vec()));
         }
     }
     Ok(None)
