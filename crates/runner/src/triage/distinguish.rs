@@ -16,18 +16,20 @@
 //! nothing about these two, so it is passed over, never counted against
 //! either.
 
-use deviate::Deviation;
+use std::collections::BTreeSet;
+
+use deviate::{Deviant, Deviation};
 use gen::{Op, Step};
 use model::state::State;
 
 use super::campaign::Found;
 use super::pin;
-use crate::check::Checker;
+use crate::check::{Checker, Divergence};
 use crate::compare::normalize_response;
-use crate::exec::{execute, ExecOptions, Expect};
+use crate::exec::{continue_stream, execute, ExecOptions, Expect};
 use crate::profile::Profile;
 use crate::snapshot::Snap;
-use crate::target::{envelope_status, LocalServer, Target, TargetError};
+use crate::target::{LocalServer, Target, TargetError};
 
 /// How many neighbours a trace has: cut points before its divergence.
 const NEIGHBOURS: usize = 6;
@@ -138,38 +140,99 @@ fn server(profile: &Profile, devs: &[&'static Deviation], start: &State) -> Loca
     .from_state(start.clone())
 }
 
-/// Whether the target, reset and sent `steps[..=at]` through a checker
-/// with `devs`, goes through every step before `at` (`None`: it diverged
-/// earlier, so the case says nothing) and then whether it agrees at `at`.
-fn agrees_at(
+/// What the replay of a neighbour's steps up to `end` met.
+enum Met {
+    /// No divergence up to `end`.
+    Green,
+    /// The first divergence that counts, at this step.
+    At(usize, Box<Divergence>),
+    /// A divergence it could not go on past (no pin): it says nothing.
+    Stuck,
+}
+
+/// Replay `steps[..=end]` on the reset target through a checker with
+/// `devs`, going on past a divergence (the model pinned to the target's
+/// snapshot) where it is part of the case's own past (before `from`, the
+/// pin of a continued finding) or known residue (`known`), as a
+/// confirming replay does ([`pin::replay_diverges`]), unless `stops`
+/// says it counts anyway.
+#[allow(clippy::too_many_arguments)]
+fn replay(
     steps: &[Step],
-    at: usize,
+    end: usize,
+    from: usize,
     profile: &Profile,
     devs: &[&'static Deviation],
     target: &mut dyn Target,
     check_state: bool,
-) -> Result<Option<bool>, TargetError> {
+    known: &BTreeSet<String>,
+    stops: &dyn Fn(usize, &Divergence) -> bool,
+) -> Result<Met, TargetError> {
+    let opts = ExecOptions { check_state };
     let mut checker = Checker::with_deviations(profile.clone(), devs.to_vec());
-    let ex = execute(
-        target,
-        &mut checker,
-        &steps[..=at],
-        Expect::Model,
-        ExecOptions { check_state },
-    );
-    if let Some(e) = ex.fault {
-        return Err(e);
+    let mut ex = execute(target, &mut checker, &steps[..=end], Expect::Model, opts);
+    let mut at = 0;
+    loop {
+        if let Some(e) = ex.fault {
+            return Err(e);
+        }
+        let Some((i, d)) = ex.divergence else {
+            return Ok(Met::Green);
+        };
+        let i = at + i;
+        if i >= end || (i >= from && (!known.contains(&d.class.to_string()) || stops(i, &d))) {
+            return Ok(Met::At(i, Box::new(d)));
+        }
+        if !check_state {
+            return Ok(Met::Stuck);
+        }
+        let snap = target.snap()?;
+        let Ok(state) = pin::state_of(&snap, &checker) else {
+            return Ok(Met::Stuck);
+        };
+        pin::pin(&mut checker, state);
+        at = i + 1;
+        let rest = &steps[at..=end];
+        ex = continue_stream(target, &mut checker, rest, Expect::Model, opts, Some(snap));
     }
-    Ok(match ex.divergence {
-        None => Some(true),
-        Some((i, _)) if i == at => Some(false),
-        Some(_) => None,
-    })
+}
+
+/// Whether the target agrees at `at` with the checker's model with `devs`
+/// (`None`: it diverged before, so the case says nothing of `at`).
+#[allow(clippy::too_many_arguments)]
+fn agrees_at(
+    steps: &[Step],
+    at: usize,
+    from: usize,
+    profile: &Profile,
+    devs: &[&'static Deviation],
+    target: &mut dyn Target,
+    check_state: bool,
+    known: &BTreeSet<String>,
+) -> Result<Option<bool>, TargetError> {
+    Ok(
+        match replay(
+            steps,
+            at,
+            from,
+            profile,
+            devs,
+            target,
+            check_state,
+            known,
+            &|_, _| false,
+        )? {
+            Met::Green => Some(true),
+            Met::At(i, _) if i == at => Some(false),
+            _ => None,
+        },
+    )
 }
 
 /// Decide between two full baselines `a` and `b` (each the baseline so far
 /// with one explanation in place) on `f`'s neighbours: the first neighbour
 /// on which they part and the target goes as far as that step decides.
+#[allow(clippy::too_many_arguments)]
 pub fn decide(
     f: &Found,
     profile: &Profile,
@@ -178,19 +241,16 @@ pub fn decide(
     b: &[&'static Deviation],
     target: &mut dyn Target,
     check_state: bool,
+    known: &BTreeSet<String>,
 ) -> Result<Verdict, TargetError> {
-    // A continued finding's neighbours start from a pinned state no target
-    // can be reset to: they are not sent.
-    if f.pin.is_some() {
-        return Ok(Verdict::Tie);
-    }
     let start = f.start(profile.retry_timeout);
+    let from = f.pin.as_ref().map_or(0, |p| p.from);
     for steps in neighbours(f, profile, base) {
-        let Some(at) = parting(&steps, 0, &start, profile, a, b, check_state) else {
+        let Some(at) = parting(&steps, from, &start, profile, a, b, check_state) else {
             continue;
         };
-        let with_a = agrees_at(&steps, at, profile, a, target, check_state)?;
-        let with_b = agrees_at(&steps, at, profile, b, target, check_state)?;
+        let with_a = agrees_at(&steps, at, from, profile, a, target, check_state, known)?;
+        let with_b = agrees_at(&steps, at, from, profile, b, target, check_state, known)?;
         match (with_a, with_b) {
             (Some(true), Some(false)) => return Ok(Verdict::First),
             (Some(false), Some(true)) => return Ok(Verdict::Second),
@@ -220,38 +280,64 @@ pub fn refuting(
     with: &[&'static Deviation],
     target: &mut dyn Target,
     check_state: bool,
+    known: &BTreeSet<String>,
 ) -> Result<Option<Vec<Step>>, TargetError> {
-    if f.pin.is_some() {
-        return Ok(None);
-    }
     let start = f.start(profile.retry_timeout);
-    let class = f.shrunk_divergence();
-    let status = class
-        .response
-        .as_ref()
-        .and_then(|(m, _)| envelope_status(m));
+    let from = f.pin.as_ref().map_or(0, |p| p.from);
+    let kind = &f.shrunk_divergence().class.kind;
+    let shrunk = f.shrunk_steps();
+    let claimed = branches(&start, &shrunk, profile, base);
     for steps in neighbours(f, profile, base) {
-        let part = parting(&steps, 0, &start, profile, with, base, check_state);
+        let part = parting(&steps, from, &start, profile, with, base, check_state);
         let end = part.unwrap_or(steps.len() - 1);
-        let mut checker = Checker::with_deviations(profile.clone(), with.to_vec());
-        let ex = execute(
+        // The class's own departure recurring counts even where it is
+        // known residue: that is what the candidate claimed to explain.
+        let recurs = |i: usize, d: &Divergence| {
+            d.class.kind == *kind && branches(&start, &steps[from..=i], profile, base) == claimed
+        };
+        let met = replay(
+            &steps,
+            end,
+            from,
+            profile,
+            with,
             target,
-            &mut checker,
-            &steps[..=end],
-            Expect::Model,
-            ExecOptions { check_state },
-        );
-        if let Some(e) = ex.fault {
-            return Err(e);
-        }
-        let Some((i, d)) = ex.divergence else {
+            check_state,
+            known,
+            &recurs,
+        )?;
+        let Met::At(i, d) = met else {
             continue;
         };
-        let recurs = d.class.kind == class.class.kind
-            && d.response.as_ref().and_then(|(m, _)| envelope_status(m)) == status;
-        if Some(i) == part || recurs {
+        if Some(i) == part || recurs(i, &d) {
             return Ok(Some(steps[..=i].to_vec()));
         }
     }
     Ok(None)
+}
+
+/// The Lean branches the model with `devs`, from `start`, takes at the
+/// last of `steps`.
+fn branches(
+    start: &State,
+    steps: &[Step],
+    profile: &Profile,
+    devs: &[&'static Deviation],
+) -> Vec<String> {
+    let Some((last, before)) = steps.split_last() else {
+        return Vec::new();
+    };
+    let mut m = Deviant::new(
+        model::state::ServerConfig {
+            retry_timeout: profile.retry_timeout,
+        },
+        devs.to_vec(),
+    );
+    m.state = start.clone();
+    for s in before {
+        m.step(s);
+    }
+    m.clear_hits();
+    m.step(last);
+    m.take_hits().iter().map(|b| b.to_string()).collect()
 }

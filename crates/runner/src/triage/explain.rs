@@ -78,6 +78,9 @@ pub struct ExplainOptions<'a> {
     /// Known residue classes (as printed): a confirming replay goes on past
     /// these and only these ([`pin::replay_diverges`]).
     pub known: &'a BTreeSet<String>,
+    /// Candidates an earlier round refused for this class (a partial
+    /// fit): a refutation stands, whatever case a later round shrinks to.
+    pub refused: &'a [Vec<&'static Deviation>],
 }
 
 /// Explain `class` (its cases, the first one its representative) under
@@ -143,7 +146,15 @@ pub fn explain(
             continue;
         }
         let cs = opts.check_state;
-        if let Some(n) = distinguish::refuting(rep, profile, &base_before, &with, target, cs)? {
+        if opts.refused.contains(&cand) {
+            if !p.refused.contains(&cand) {
+                p.refused.push(cand);
+            }
+            continue;
+        }
+        if let Some(n) =
+            distinguish::refuting(rep, profile, &base_before, &with, target, cs, opts.known)?
+        {
             let _ = writeln!(
                 out,
                 "  refused (a partial fit: a neighbour of its trace, {} steps, answers otherwise): {names} for {class}",
@@ -153,7 +164,16 @@ pub fn explain(
             continue;
         }
         if p.kept {
-            match distinguish::decide(rep, profile, &base_before, base, &with, target, cs)? {
+            match distinguish::decide(
+                rep,
+                profile,
+                &base_before,
+                base,
+                &with,
+                target,
+                cs,
+                opts.known,
+            )? {
                 Verdict::Tie => {
                     let _ = writeln!(out, "  tie (no case tells them apart): {names} for {class}");
                     p.alternatives.push(cand);
