@@ -403,3 +403,84 @@ fn a_state_read_back_from_its_view_is_the_same_state() {
         }
     }
 }
+
+/// A twin of a catalogue deviation under another name: the same hooks, so
+/// no case can ever tell the two apart.
+fn twin(of: &str, name: &'static str) -> &'static Deviation {
+    let d = deviate::catalogue::resolve(&[of]).unwrap()[0];
+    Box::leak(Box::new(Deviation {
+        name,
+        spec: d.spec,
+        class: d.class,
+        summary: d.summary,
+        hooks: d.hooks,
+        witness: d.witness,
+    }))
+}
+
+/// Two explanations that answer alike on every neighbour of the trace are
+/// a tie naming both, never one of them silently.
+#[test]
+fn look_alikes_no_case_tells_apart_are_reported_as_a_tie() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = deviate::catalogue::resolve(&["task-create-reacquire-no-bump"]).unwrap()[0];
+    let cfg = TriageConfig {
+        catalogue: vec![
+            real,
+            twin("task-create-reacquire-no-bump", "twin-of-reacquire"),
+        ],
+        ..config(dir.path())
+    };
+    let mut connect = |_: &Profile| -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(LocalTarget::new(server(&[
+            "task-create-reacquire-no-bump",
+        ]))))
+    };
+    let t = triage(&cfg, &mut connect, &mut std::io::sink()).unwrap();
+    assert_eq!(names(&t), ["task-create-reacquire-no-bump"]);
+    let p = t.proposals.iter().find(|p| p.kept && !p.covered).unwrap();
+    let ties: Vec<Vec<&str>> = p
+        .alternatives
+        .iter()
+        .map(|a| a.iter().map(|d| d.name).collect())
+        .collect();
+    assert_eq!(ties, [["twin-of-reacquire"]]);
+    let table = runner::triage::write::write_all(&t, dir.path(), "test")
+        .map(|_| std::fs::read_to_string(dir.path().join("TRIAGE.md")).unwrap())
+        .unwrap();
+    assert!(
+        table.contains("tie: `task-create-reacquire-no-bump` or `twin-of-reacquire`"),
+        "{table}"
+    );
+}
+
+/// A deviation that fits a class's shrunk trace but answers otherwise
+/// than the target where it fires on a neighbour of that trace is refused
+/// (the whole-fit check), not kept as the explanation.
+#[test]
+fn a_partial_fit_is_refused_by_a_neighbour_of_its_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = TriageConfig {
+        catalogue: deviate::catalogue::resolve(&["suspend-300-before-422"]).unwrap(),
+        cases: 40,
+        steps: 60,
+        ..config(dir.path())
+    };
+    let mut connect = |_: &Profile| -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(LocalTarget::new(server(&[
+            "suspend-skips-missing-awaited",
+        ]))))
+    };
+    let t = triage(&cfg, &mut connect, &mut std::io::sink()).unwrap();
+    assert!(names(&t).is_empty(), "{:?}", names(&t));
+    assert!(
+        t.proposals.iter().any(|p| p
+            .refused
+            .iter()
+            .flatten()
+            .any(|d| d.name == "suspend-300-before-422")),
+        "{:?}",
+        t.proposals
+    );
+    assert!(!t.residue.is_empty());
+}

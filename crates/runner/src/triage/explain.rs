@@ -11,7 +11,9 @@
 //! not record). Only what passes is confirmed for real: the target is reset
 //! and replayed through the checker with the candidate, on the shrunk
 //! trace and on the case's own steps up to its divergence, and must pass
-//! both (green), where without it the shrunk trace still diverges.
+//! both (green), where without it the shrunk trace still diverges, and
+//! must pass the whole-fit check on the trace's neighbours; look-alikes
+//! green on the class are told apart there ([`super::distinguish`]).
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -21,6 +23,7 @@ use gen::{Op, Step};
 use model::state::{ServerConfig, State};
 
 use super::campaign::Found;
+use super::distinguish::{self, Verdict};
 use super::pin;
 use crate::check::{Checker, DiffClass};
 use crate::compare::normalize_response;
@@ -47,10 +50,18 @@ pub struct Proposal {
     pub screened: Vec<Vec<&'static Deviation>>,
     /// Whether the reruns confirmed it (green with, diverging without).
     pub kept: bool,
-    /// Other candidates of the same size the reruns confirmed too: the
-    /// cases seen do not tell them apart (the first in catalogue order is
-    /// kept; the table names the others for review).
+    /// Ties: other candidates of the same size the reruns confirmed too,
+    /// which no neighbour of the trace tells apart from the kept one
+    /// ([`distinguish::decide`]; the first in catalogue order is kept, the
+    /// table names both for review).
     pub alternatives: Vec<Vec<&'static Deviation>>,
+    /// Candidates green on the class's cases that a neighbour of its trace
+    /// told apart from the kept one, the target answering as the kept one.
+    pub told_apart: Vec<Vec<&'static Deviation>>,
+    /// Candidates green on the class's cases but refused by the whole-fit
+    /// check: on a neighbour of the trace they changed an answer and the
+    /// target did not follow ([`distinguish::refuting`]).
+    pub refused: Vec<Vec<&'static Deviation>>,
     /// Already explained by a deviation kept for another class.
     pub covered: bool,
 }
@@ -67,6 +78,9 @@ pub struct ExplainOptions<'a> {
     /// Known residue classes (as printed): a confirming replay goes on past
     /// these and only these ([`pin::replay_diverges`]).
     pub known: &'a BTreeSet<String>,
+    /// Candidates an earlier round refused for this class (a partial
+    /// fit): a refutation stands, whatever case a later round shrinks to.
+    pub refused: &'a [Vec<&'static Deviation>],
 }
 
 /// Explain `class` (its cases, the first one its representative) under
@@ -88,6 +102,8 @@ pub fn explain(
         screened: Vec::new(),
         kept: false,
         alternatives: Vec::new(),
+        told_apart: Vec::new(),
+        refused: Vec::new(),
         covered: false,
     };
     let Some(rep) = cases.first() else {
@@ -117,24 +133,72 @@ pub fn explain(
             }
         }
         let names: Vec<&str> = cand.iter().map(|d| d.name).collect();
-        if green && p.kept && cand == p.deviations {
+        let names = names.join(" + ");
+        if !green {
+            let _ = writeln!(out, "  screened but not confirmed: {names} for {class}");
+            continue;
+        }
+        if p.kept && cand == p.deviations {
             // The same deviations in the other placement.
-        } else if green && p.kept {
-            if !p.alternatives.contains(&cand) {
-                let _ = writeln!(out, "  also fits: {} for {class}", names.join(" + "));
-                p.alternatives.push(cand);
+            continue;
+        }
+        if p.alternatives.contains(&cand) || p.told_apart.contains(&cand) {
+            continue;
+        }
+        let cs = opts.check_state;
+        if opts.refused.contains(&cand) {
+            if !p.refused.contains(&cand) {
+                p.refused.push(cand);
             }
-        } else if green && diverges(rep, profile, &base_before, target, opts)? {
-            let _ = writeln!(out, "  kept: {} explains {class}", names.join(" + "));
+            continue;
+        }
+        if let Some(n) =
+            distinguish::refuting(rep, profile, &base_before, &with, target, cs, opts.known)?
+        {
+            let _ = writeln!(
+                out,
+                "  refused (a partial fit: a neighbour of its trace, {} steps, answers otherwise): {names} for {class}",
+                n.len()
+            );
+            p.refused.push(cand);
+            continue;
+        }
+        if p.kept {
+            match distinguish::decide(
+                rep,
+                profile,
+                &base_before,
+                base,
+                &with,
+                target,
+                cs,
+                opts.known,
+            )? {
+                Verdict::Tie => {
+                    let _ = writeln!(out, "  tie (no case tells them apart): {names} for {class}");
+                    p.alternatives.push(cand);
+                }
+                Verdict::Second => {
+                    let _ = writeln!(
+                        out,
+                        "  told apart, the target goes with {names} for {class}"
+                    );
+                    p.told_apart
+                        .push(std::mem::replace(&mut p.deviations, cand));
+                    *base = with;
+                }
+                Verdict::First | Verdict::Neither => {
+                    let _ = writeln!(out, "  told apart, not {names} for {class}");
+                    p.told_apart.push(cand);
+                }
+            }
+        } else if diverges(rep, profile, &base_before, target, opts)? {
+            let _ = writeln!(out, "  kept: {names} explains {class}");
             p.deviations = cand;
             p.kept = true;
             *base = with;
         } else {
-            let _ = writeln!(
-                out,
-                "  screened but not confirmed: {} for {class}",
-                names.join(" + ")
-            );
+            let _ = writeln!(out, "  screened but not confirmed: {names} for {class}");
         }
     }
     Ok(p)

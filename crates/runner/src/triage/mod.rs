@@ -21,6 +21,7 @@
 //! budget.
 
 pub mod campaign;
+pub mod distinguish;
 pub mod draft;
 pub mod explain;
 pub mod findings;
@@ -211,11 +212,15 @@ pub fn triage(
             for entry in open {
                 let (class, cases) = entry;
                 let others = known_except(&known, class, cases.iter());
+                let refused = proposals
+                    .get(class)
+                    .map_or(Vec::new(), |p| p.refused.clone());
                 let opts = ExplainOptions {
                     max_together: cfg.max_together,
                     check_state: cfg.check_state,
                     catalogue: &cfg.catalogue,
                     known: &others,
+                    refused: &refused,
                 };
                 let refs: Vec<&Found> = cases.iter().collect();
                 let p = explain(
@@ -261,6 +266,7 @@ pub fn triage(
                 check_state: cfg.check_state,
                 catalogue: &cfg.catalogue,
                 known: &others,
+                refused: &[],
             };
             if explain::confirm(f, &profile, &baseline, target.as_mut(), opts)? {
                 let _ = writeln!(out, "  {class}: explained by what was kept since");

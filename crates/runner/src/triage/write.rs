@@ -149,18 +149,18 @@ pub fn table(t: &Triage) -> String {
                 .map(|a| format!("`{}`", names(a)))
                 .collect();
             format!(
-                "`{}` (also fits, not told apart by these cases: {})",
+                "tie: `{}` or {} (no neighbour of the trace tells them apart)",
                 names(&p.deviations),
-                alts.join(", ")
+                alts.join(" or ")
             )
         } else if p.kept {
-            format!("`{}`", names(&p.deviations))
+            format!("`{}`{}", names(&p.deviations), refused_note(p))
         } else {
             let n = residue
                 .iter()
                 .position(|c| **c == p.class)
                 .map_or(0, |i| i + 1);
-            format!("residue: `residue/{n:02}.rs`")
+            format!("residue: `residue/{n:02}.rs`{}", refused_note(p))
         };
         let class = p.deviations.first().map_or("bug", |d| d.class.name());
         let _ = writeln!(
@@ -200,4 +200,17 @@ fn remedy(f: &Finding) -> &'static str {
         Finding::RetryOffset { .. } => "profile: retryTimeout",
         Finding::Behaviour { .. } => "baseline or residue",
     }
+}
+
+/// The partial fits the whole-fit check refused for a class, for its row.
+fn refused_note(p: &super::explain::Proposal) -> String {
+    if p.refused.is_empty() {
+        return String::new();
+    }
+    let r: Vec<String> = p
+        .refused
+        .iter()
+        .map(|a| format!("`{}`", names(a)))
+        .collect();
+    format!(" (refused, a partial fit: {})", r.join(", "))
 }
