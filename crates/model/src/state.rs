@@ -541,6 +541,16 @@ impl State {
         }
     }
 
+    /// The promises whose `callbacks` hold `awaiter` (what its settlement
+    /// scrubs): the reverse of the callbacks, kept as an index.
+    pub fn awaited_by(&self, awaiter: &str) -> impl Iterator<Item = &str> {
+        self.awaiting
+            .get(awaiter)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+    }
+
     /// Number of promises.
     pub fn promise_count(&self) -> usize {
         self.promises.len()

@@ -805,3 +805,74 @@ fn a_failing_epoch_with_many_due_timers_is_decided_in_few_configurations() {
     assert_eq!(c.stats.split_epochs, 1, "{:?}", c.stats);
     assert_eq!(c.stats.components, 1 + 1 + 19, "{:?}", c.stats);
 }
+
+fn heartbeat(ids: &[&str]) -> Request {
+    Request::TaskHeartbeat(TaskHeartbeatReq {
+        pid: "w".into(),
+        tasks: ids
+            .iter()
+            .map(|id| TaskRef {
+                id: id.to_string(),
+                version: 1,
+            })
+            .collect(),
+    })
+}
+
+/// 36 promises whose timeouts are due, chained into one component by 35
+/// heartbeats that each name two of them; the server fired every timeout
+/// after the last heartbeat. With `reduce`, the check.
+fn chained_timers(reduce: bool, budget: u64) -> runner::lin::Checked {
+    let n = 36;
+    let mut s = model();
+    let creates: Vec<Planned> = (0..n)
+        .map(|i| {
+            let i = i as u64;
+            op(
+                0,
+                armed_create(&format!("p{i}"), NOW + 50),
+                2 * i,
+                2 * i + 1,
+            )
+        })
+        .collect();
+    let e0 = epoch(&mut s, 0, 0, NOW, creates, &(0..n).collect::<Vec<_>>());
+    let later = NOW + 100;
+    let beats: Vec<Planned> = (0..n - 1)
+        .map(|i| {
+            let (a, b) = (format!("p{i}"), format!("p{}", i + 1));
+            op(0, heartbeat(&[&a, &b]), 2 * i as u64, 2 * i as u64 + 1)
+        })
+        .collect();
+    let mut e1 = epoch(&mut s, 1, n, later, beats, &(0..n - 1).collect::<Vec<_>>());
+    let due = s.due(later);
+    assert_eq!(due.len(), n, "every promise's timeout is due");
+    for t in due {
+        s.fire(&t, later);
+    }
+    e1.barrier.as_mut().unwrap().snap =
+        Some(serde_json::to_value(StateView::of(&s.state)).unwrap());
+    let h = history(1, vec![e0, e1]);
+    let opts = LinOptions {
+        budget,
+        reduce,
+        ..LinOptions::default()
+    };
+    check(&h, model(), &[], opts)
+}
+
+/// The reduction's figure: the timers no heartbeat observes are not fired
+/// in every order between the heartbeats, and at the close each is decided
+/// by the snapshot on its own.
+#[test]
+fn thirty_six_due_timers_in_one_component_are_decided_in_few_nodes() {
+    let c = chained_timers(true, LinOptions::default().budget);
+    assert!(
+        matches!(c.verdict, Verdict::Linearizable),
+        "{:?}",
+        c.verdict
+    );
+    assert!(c.stats.largest_component >= 35, "{:?}", c.stats);
+    assert_eq!(c.stats.unreduced, 0, "{:?}", c.stats);
+    assert!(c.stats.nodes < 200, "{} nodes", c.stats.nodes);
+}

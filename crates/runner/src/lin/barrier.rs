@@ -171,6 +171,54 @@ impl<'a> Expected<'a> {
         }
     }
 
+    /// Whether the model agrees with the snapshot on some objects alone:
+    /// the target's changed objects (every object, when the barrier is
+    /// compared whole) whose key `keep_changed` holds, and those the model
+    /// wrote since `base` whose key `keep_written` holds. The reduction's
+    /// close decides each independent group of timers on its own objects
+    /// so. `None`:
+    /// the snapshot is not of the typed shape and only a whole comparison
+    /// can judge it.
+    pub fn agrees_on(
+        &self,
+        state: &State,
+        base: model::state::Mark,
+        skip: &[String],
+        keep_changed: &dyn Fn(&Key) -> bool,
+        keep_written: &dyn Fn(&Key) -> bool,
+    ) -> Option<bool> {
+        let mut objects: BTreeSet<Object> = match &self.changed {
+            Some(changed) => changed.clone(),
+            None => {
+                let mut all: BTreeSet<Object> = self.entries.keys().cloned().collect();
+                all.extend(state.promises().map(|p| Object::Promise(p.id.clone())));
+                all.extend(state.tasks().map(|t| Object::Task(t.id.clone())));
+                all.extend(state.schedules().map(|s| Object::Schedule(s.id.clone())));
+                all.extend(state.outbox().map(|(k, _)| Object::Message(k.clone())));
+                all
+            }
+        };
+        objects.retain(|o| self.key_of(o, state).is_some_and(|k| keep_changed(&k)));
+        let w = state.writes_since(base);
+        let mut written: BTreeSet<Object> = BTreeSet::new();
+        let objects_w = &mut written;
+        objects_w.extend(w.promises.keys().cloned().map(Object::Promise));
+        objects_w.extend(w.promise_timeouts.keys().cloned().map(Object::Promise));
+        objects_w.extend(w.tasks.keys().cloned().map(Object::Task));
+        objects_w.extend(w.task_timeouts.keys().cloned().map(Object::Task));
+        objects_w.extend(w.schedules.keys().cloned().map(Object::Schedule));
+        objects_w.extend(w.schedule_timeouts.keys().cloned().map(Object::Schedule));
+        objects_w.extend(w.outbox.keys().cloned().map(Object::Message));
+        written.retain(|o| self.key_of(o, state).is_some_and(|k| keep_written(&k)));
+        objects.extend(written);
+        let view = view_of(state, &objects);
+        match Snap::from_json(self.part(&objects)).agrees(&view, skip) {
+            Agreement::Same { .. } => Some(true),
+            Agreement::Differs => Some(false),
+            Agreement::Untyped => None,
+        }
+    }
+
     /// The partition key of an object: its id, or for an outbox entry the
     /// task or promise it belongs to (read from the snapshot's entry, else
     /// from the model's); `None` when neither holds it (then both lack it).

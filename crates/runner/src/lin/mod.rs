@@ -31,6 +31,7 @@
 pub mod barrier;
 pub mod history;
 pub mod partition;
+pub mod reduce;
 pub mod report;
 pub mod search;
 
@@ -54,6 +55,11 @@ pub struct LinOptions {
     /// Configurations carried from one epoch to the next when the
     /// snapshot does not pin the state.
     pub max_configs: usize,
+    /// The partial-order reduction inside a component ([`reduce`]): a due
+    /// timer fires only just before a move that observes it, or at the
+    /// close. Off: every due timer may fire between any two moves (the
+    /// full search, which the reduction must agree with).
+    pub reduce: bool,
 }
 
 impl Default for LinOptions {
@@ -61,6 +67,7 @@ impl Default for LinOptions {
         LinOptions {
             budget: 2_000_000,
             max_configs: 64,
+            reduce: true,
         }
     }
 }
@@ -96,6 +103,9 @@ pub struct Stats {
     pub split_epochs: usize,
     /// The most candidates one component held.
     pub largest_component: usize,
+    /// Components searched in full although the reduction was on (it could
+    /// not vouch for them: [`search::Found::unreduced`]).
+    pub unreduced: usize,
 }
 
 /// A history no order explains.
@@ -265,11 +275,13 @@ impl Linearizer {
                 collect_all: !pinned,
                 budget: self.opts.budget,
                 max_ends: self.opts.max_configs,
+                reduce: self.opts.reduce,
             };
             let mut found = search_epoch(&mut cfg.model, &input);
             stats.nodes += found.nodes;
             stats.memo_hits += found.memo_hits;
             stats.components += found.components;
+            stats.unreduced += found.unreduced;
             stats.split_epochs += usize::from(found.components > 1);
             stats.largest_component = stats.largest_component.max(found.largest);
             truncated |= found.truncated;

@@ -109,6 +109,19 @@ pub fn request_keys(req: &Request) -> Vec<Key> {
     }
 }
 
+/// The keys firing `t` at `now` names before its cascade: its object,
+/// and for a schedule every promise its catch-up creates (`None` when
+/// there are too many to name). What the cascade reaches through the
+/// state's links (callbacks, awaiters) is added by the reduction
+/// ([`super::reduce`]), which reads the state where the timer fires.
+pub fn timer_keys(model: &Deviant, t: &Timer, now: u64) -> Option<Vec<Key>> {
+    let mut keys = vec![Key::of_timer(t)];
+    if let Timer::Schedule(sid) = t {
+        keys.extend(occurrences(model, sid, now)?.into_iter().map(Key::Id));
+    }
+    Some(keys)
+}
+
 /// A schedule's catch-up may run at most this many occurrences before the
 /// partition gives up naming them (and merges).
 const MAX_OCCURRENCES: usize = 10_000;

@@ -93,6 +93,7 @@ fn smallest_window(model: &Deviant, ops: &[Operation], now: u64) -> Window {
             collect_all: false,
             budget: WINDOW_BUDGET,
             max_ends: 1,
+            reduce: false,
         };
         let mut m = model.clone();
         let f = search_epoch(&mut m, &input);

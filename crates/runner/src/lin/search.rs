@@ -31,6 +31,7 @@ use model::state::Mark;
 use super::barrier::Expected;
 use super::history::Operation;
 use super::partition::{Key, Partition};
+use super::reduce::{self, Footprint};
 use crate::compare::{normalize_response, StateDiff};
 
 /// One move of a linearization.
@@ -88,6 +89,10 @@ pub struct Found {
     /// When a component could not be ordered: the history ids of its
     /// operations (the report's window is searched among those alone).
     pub failing: Option<Vec<usize>>,
+    /// Components searched in full because the reduction could not vouch
+    /// for them (a move wrote outside its footprint, a timer joined two
+    /// groups at the close, a snapshot only a whole comparison judges).
+    pub unreduced: usize,
 }
 
 /// The inputs of one epoch's search.
@@ -109,6 +114,10 @@ pub struct EpochInput<'a> {
     /// With `collect_all`, stop once this many ends are found (the rest
     /// are dropped, and [`Found::dropped`] says so).
     pub max_ends: usize,
+    /// Fire due timers only where their place can matter ([`reduce`]);
+    /// honoured only for a model without deviations and a search pinned by
+    /// a snapshot.
+    pub reduce: bool,
 }
 
 /// How many misfits a report keeps.
@@ -134,6 +143,11 @@ struct Search<'a> {
     started: Vec<Option<Vec<Timer>>>,
     /// Whether ticks are intervals (else one point: a baseline's tick hook).
     split_ticks: bool,
+    /// Whether the partial-order reduction is on.
+    reduce: bool,
+    /// Set when the reduction cannot vouch for the search: unwind, and
+    /// search again in full.
+    escaped: bool,
 }
 
 /// Search one epoch from the model's current state. On success without
@@ -159,9 +173,8 @@ pub fn search_epoch(model: &mut Deviant, input: &EpochInput) -> Found {
     if !part.is_whole() {
         return search_split(model, input, &part);
     }
-    let mut s = Search::new(model, input, None);
+    let (done, mut s) = run(model, input, None);
     let base = s.base;
-    let done = s.dfs(model, 0);
     if done {
         s.found.order = s.path.clone();
         let left_out = s.left_out(s.linearized_on_path());
@@ -201,11 +214,12 @@ fn search_split(model: &mut Deviant, input: &EpochInput, part: &Partition) -> Fo
             collect_all: false,
             budget: input.budget.saturating_sub(found.nodes),
             max_ends: 1,
+            reduce: input.reduce,
         };
-        let mut s = Search::new(model, &sub, Some((part, c)));
-        let done = s.dfs(model, 0);
+        let (done, mut s) = run(model, &sub, Some((part, c)));
         found.nodes += s.found.nodes;
         found.memo_hits += s.found.memo_hits;
+        found.unreduced += s.found.unreduced;
         if !done {
             found.truncated = s.found.truncated;
             found.misfits = s.found.misfits;
@@ -241,6 +255,30 @@ fn search_split(model: &mut Deviant, input: &EpochInput, part: &Partition) -> Fo
     found
 }
 
+/// Search `input` (within `scope`) reduced where the reduction applies;
+/// when it cannot vouch for the component, again in full from the same
+/// state. Whether an end was accepted, and the search.
+fn run<'a>(
+    model: &mut Deviant,
+    input: &'a EpochInput<'a>,
+    scope: Option<(&'a Partition, usize)>,
+) -> (bool, Search<'a>) {
+    let reduce =
+        input.reduce && model.deviations().is_empty() && !input.collect_all && input.snap.is_some();
+    let mut s = Search::new(model, input, scope, reduce);
+    let done = s.dfs(model, 0);
+    if !s.escaped {
+        return (done, s);
+    }
+    model.state.rollback(s.base);
+    let mut full = Search::new(model, input, scope, false);
+    full.found.nodes = s.found.nodes;
+    full.found.memo_hits = s.found.memo_hits;
+    full.found.unreduced = 1;
+    let done = full.dfs(model, 0);
+    (done, full)
+}
+
 impl<'a> Search<'a> {
     /// A search of `input` (within `scope`, when split) from the model's
     /// current state.
@@ -248,6 +286,7 @@ impl<'a> Search<'a> {
         model: &mut Deviant,
         input: &'a EpochInput<'a>,
         scope: Option<(&'a Partition, usize)>,
+        reduce: bool,
     ) -> Search<'a> {
         let required = input
             .ops
@@ -273,7 +312,15 @@ impl<'a> Search<'a> {
             stop: false,
             started: vec![None; input.ops.len()],
             split_ticks: !model.deviations().iter().any(|d| d.hooks.batches_tick()),
+            reduce,
+            escaped: false,
         }
+    }
+
+    /// The reduction cannot vouch for this search: unwind.
+    fn escape(&mut self) {
+        self.escaped = true;
+        self.stop = true;
     }
 
     /// Whether `t` is this search's to fire.
@@ -307,8 +354,15 @@ impl<'a> Search<'a> {
             self.found.truncated = true;
             return false;
         }
-        if lin & self.required == self.required && self.accept(model, lin) {
-            return true;
+        if lin & self.required == self.required {
+            let accepted = if self.reduce {
+                self.close(model)
+            } else {
+                self.accept(model, lin)
+            };
+            if accepted {
+                return true;
+            }
         }
         if self.found.truncated || self.stop {
             return false;
@@ -325,7 +379,7 @@ impl<'a> Search<'a> {
                 return self.start_tick(model, i, lin);
             }
         }
-        for i in candidates {
+        for &i in &candidates {
             if self.split_ticks && self.is_tick(i) {
                 if self.end_tick(model, i, lin) {
                     return true;
@@ -336,7 +390,16 @@ impl<'a> Search<'a> {
                 continue;
             }
             let mark = model.state.checkpoint();
+            let footprint = self.footprint_of(model, i);
             if self.apply(model, i, lin) {
+                if footprint
+                    .as_ref()
+                    .is_some_and(|f| !reduce::writes_within(&model.state, mark, f))
+                {
+                    model.state.rollback(mark);
+                    self.escape();
+                    return false;
+                }
                 self.path.push(Move::Op(self.input.ops[i].id));
                 if self.dfs(model, lin | 1 << i) {
                     return true;
@@ -348,9 +411,23 @@ impl<'a> Search<'a> {
                 return false;
             }
         }
-        for t in self.due(model, self.input.now) {
+        let due = self.due(model, self.input.now);
+        let due = if self.reduce {
+            self.observed_due(model, &candidates, due)
+        } else {
+            due.into_iter().map(|t| (t, None)).collect()
+        };
+        for (t, footprint) in due {
             let mark = model.state.checkpoint();
             model.fire(&t, self.input.now);
+            if footprint
+                .as_ref()
+                .is_some_and(|f| !reduce::writes_within(&model.state, mark, f))
+            {
+                model.state.rollback(mark);
+                self.escape();
+                return false;
+            }
             self.path.push(Move::Fire(t));
             if self.dfs(model, lin) {
                 return true;
@@ -362,6 +439,192 @@ impl<'a> Search<'a> {
             }
         }
         false
+    }
+
+    /// With the reduction on, what candidate `i` (a request) may touch.
+    fn footprint_of(&self, model: &Deviant, i: usize) -> Option<Footprint> {
+        match &self.input.ops[i].step.op {
+            Op::Request(req) if self.reduce => Some(reduce::of_request(&model.state, req)),
+            _ => None,
+        }
+    }
+
+    /// The due timers that may fire here under the reduction, each with
+    /// its footprint: those connected to a candidate request, or to what a
+    /// started tick still has to fire at its end. Any other due timer
+    /// commutes with every move that can come next, so firing it later
+    /// (before its first observer, or at the close) explains the same.
+    fn observed_due(
+        &self,
+        model: &Deviant,
+        candidates: &[usize],
+        due: Vec<Timer>,
+    ) -> Vec<(Timer, Option<Footprint>)> {
+        let now = self.input.now;
+        let due: Vec<(Timer, Footprint)> = due
+            .into_iter()
+            .map(|t| {
+                let f = reduce::of_timer(model, &t, now);
+                (t, f)
+            })
+            .collect();
+        let mut seed = Footprint::default();
+        for &i in candidates {
+            if let Some(f) = self.footprint_of(model, i) {
+                seed.extend(&f);
+            }
+        }
+        for read in self.started.iter().flatten() {
+            for (t, f) in &due {
+                if read.contains(t) {
+                    seed.extend(f);
+                }
+            }
+        }
+        let inside = reduce::observed(&due, &seed);
+        due.into_iter()
+            .zip(inside)
+            .filter(|(_, yes)| *yes)
+            .map(|((t, f), _)| (t, Some(f)))
+            .collect()
+    }
+
+    /// Whether the object of `k` is this search's to compare.
+    fn in_scope(&self, k: &Key) -> bool {
+        self.scope.is_none_or(|(part, c)| part.holds(c, k))
+    }
+
+    /// The reduction's close, at a full linearization: the due timers left
+    /// fall into groups no chain of shared objects joins; the objects of
+    /// no group must agree with the snapshot as they are, and each group
+    /// is decided on its own objects by the firings within it. Groups are
+    /// independent, so their decisions compose.
+    fn close(&mut self, model: &mut Deviant) -> bool {
+        let exp = self.input.snap.expect("the reduction runs with a snapshot");
+        let now = self.input.now;
+        let due: Vec<(Timer, Footprint)> = self
+            .due(model, now)
+            .into_iter()
+            .map(|t| {
+                let f = reduce::of_timer(model, &t, now);
+                (t, f)
+            })
+            .collect();
+        let groups: Vec<Footprint> = reduce::groups(&due).into_iter().map(|(_, f)| f).collect();
+        let in_groups = |k: &Key| groups.iter().any(|g| g.holds(k));
+        let outside = exp.agrees_on(
+            &model.state,
+            self.base,
+            self.input.skip,
+            &|k| !in_groups(k) && self.in_scope(k),
+            &|k| !in_groups(k),
+        );
+        match outside {
+            None => {
+                self.escape();
+                return false;
+            }
+            Some(false) => {
+                self.refused(model);
+                return false;
+            }
+            Some(true) => {}
+        }
+        let mark = model.state.checkpoint();
+        let depth = self.path.len();
+        for g in 0..groups.len() {
+            let mut memo = HashSet::new();
+            if !self.decide(model, &groups, g, &mut memo) {
+                if !self.stop && !self.found.truncated {
+                    self.refused(model);
+                }
+                model.state.rollback(mark);
+                self.path.truncate(depth);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// One group of the close: fire its due timers in any order until its
+    /// objects agree with the snapshot.
+    fn decide(
+        &mut self,
+        model: &mut Deviant,
+        groups: &[Footprint],
+        g: usize,
+        memo: &mut HashSet<u64>,
+    ) -> bool {
+        let exp = self.input.snap.expect("the reduction runs with a snapshot");
+        let group = &groups[g];
+        match exp.agrees_on(
+            &model.state,
+            self.base,
+            self.input.skip,
+            &|k| group.holds(k) && self.in_scope(k),
+            &|k| group.holds(k),
+        ) {
+            None => {
+                self.escape();
+                return false;
+            }
+            Some(true) => return true,
+            Some(false) => {}
+        }
+        if !memo.insert(model.state.fingerprint_since(self.base)) {
+            self.found.memo_hits += 1;
+            return false;
+        }
+        self.found.nodes += 1;
+        if self.found.nodes > self.input.budget {
+            self.found.truncated = true;
+            return false;
+        }
+        let now = self.input.now;
+        for t in self.due(model, now) {
+            let f = reduce::of_timer(model, &t, now);
+            if !f.meets(group) {
+                continue;
+            }
+            if groups
+                .iter()
+                .enumerate()
+                .any(|(h, other)| h != g && f.meets(other))
+            {
+                // Armed by this group's firings and reaching another
+                // group: the groups are not independent after all.
+                self.escape();
+                return false;
+            }
+            let mark = model.state.checkpoint();
+            model.fire(&t, now);
+            if !reduce::writes_within(&model.state, mark, &f)
+                || !reduce::writes_within(&model.state, mark, group)
+            {
+                model.state.rollback(mark);
+                self.escape();
+                return false;
+            }
+            self.path.push(Move::Fire(t));
+            if self.decide(model, groups, g, memo) {
+                return true;
+            }
+            self.path.pop();
+            model.state.rollback(mark);
+            if self.found.truncated || self.stop {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Record the first full linearization whose state the snapshot refused.
+    fn refused(&mut self, model: &Deviant) {
+        if self.found.state_refused.is_none() {
+            let exp = self.input.snap.expect("a refusal needs a snapshot");
+            let diff = exp.diff(&model.state, self.input.skip);
+            self.found.state_refused = Some((self.path.clone(), diff));
+        }
     }
 
     fn is_tick(&self, i: usize) -> bool {
@@ -390,10 +653,20 @@ impl<'a> Search<'a> {
             .take()
             .expect("a tick ends only once started");
         let mark = model.state.checkpoint();
+        let mut footprint = Footprint::default();
         for t in &read {
             if model.due_in_group(t.group(), now).contains(t) {
+                if self.reduce {
+                    footprint.extend(&reduce::of_timer(model, t, now));
+                }
                 model.fire(t, now);
             }
+        }
+        if self.reduce && !reduce::writes_within(&model.state, mark, &footprint) {
+            model.state.rollback(mark);
+            self.started[i] = Some(read);
+            self.escape();
+            return false;
         }
         self.path.push(Move::Op(id));
         if self.dfs(model, lin | 1 << i) {
