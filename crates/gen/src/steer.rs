@@ -118,7 +118,7 @@ impl Campaign {
         }
         m.clear_hits();
         let now = prefix.last().map_or(self.cfg.start, |s| s.now);
-        let grown = Generator::resume(m, now, &self.cfg, &self.stepper, seed);
+        let grown = Generator::resume(m, now, &self.cfg, &self.stepper, seed).sharpened();
         prefix.iter().cloned().chain(grown.take(n - cut)).collect()
     }
 
