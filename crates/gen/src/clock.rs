@@ -53,6 +53,28 @@ fn horizon_within(w: World, now: Time, cap: Time) -> Vec<Time> {
     v
 }
 
+/// The `now` of the next step of a sharpened generator (a case the
+/// steering grows, [`crate::Campaign`]): now and then exactly at, one
+/// before or one past any deadline ahead, not only the nearest, so the
+/// request or tick after it meets that deadline on an off-by-one's instant;
+/// otherwise [`advance`].
+pub(crate) fn advance_sharp(w: World, now: Time, rng: &mut TestRng) -> Time {
+    if rng.chance(SHARP_PCT) {
+        let ahead = horizon(w, now);
+        if let Some(&t) = rng.pick(&ahead) {
+            return match rng.below(3) {
+                0 => t,
+                1 => (t - 1).max(now),
+                _ => t + 1,
+            };
+        }
+    }
+    advance(w, now, rng)
+}
+
+/// Percent of a sharpened generator's advances onto a deadline's instants.
+const SHARP_PCT: u64 = 35;
+
 /// The `now` of the next step.
 pub(crate) fn advance(w: World, now: Time, rng: &mut TestRng) -> Time {
     let ahead = horizon(w, now);

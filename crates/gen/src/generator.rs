@@ -152,6 +152,9 @@ pub struct Generator {
     now: Time,
     kinds: crate::Kinds,
     probe_pct: u64,
+    /// Whether the clock lands on any deadline's instants more often
+    /// ([`crate::clock::advance_sharp`]): a case the steering grows.
+    sharp: bool,
 }
 
 impl Generator {
@@ -194,7 +197,17 @@ impl Generator {
             now,
             kinds: cfg.kinds,
             probe_pct: cfg.probe_pct,
+            sharp: false,
         }
+    }
+
+    /// This generator with its clock sharpened: it lands on the instants
+    /// of any deadline ahead (at, one before, one past) more often, where
+    /// off-by-one bugs show. The steering grows its cases so
+    /// ([`crate::Campaign`]); random cases keep the plain clock.
+    pub fn sharpened(mut self) -> Self {
+        self.sharp = true;
+        self
     }
 
     /// The model after every step generated so far.
@@ -231,7 +244,11 @@ impl Generator {
             ix: &self.index,
         };
         self.since = self.now;
-        self.now = clock::advance(w, self.now, &mut self.rng);
+        self.now = if self.sharp {
+            clock::advance_sharp(w, self.now, &mut self.rng)
+        } else {
+            clock::advance(w, self.now, &mut self.rng)
+        };
         self.now
     }
 

@@ -45,6 +45,7 @@ mod ranked;
 mod repair;
 mod rules;
 mod schedule_ops;
+mod steer;
 mod task_claim;
 mod task_ops;
 
@@ -56,6 +57,7 @@ pub use dice::{below, case_seed, chance, seeded_rng};
 pub use generator::{generate, generate_with, stream, trace_strategy, Generator, Stepper};
 pub use repair::repair;
 pub use rules::{is_probe, probe_rule, well_formed};
+pub use steer::{Campaign, RARE, STEER_PCT};
 
 /// What one step does.
 #[derive(Clone, Debug, PartialEq, Eq)]
