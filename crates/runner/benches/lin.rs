@@ -15,20 +15,32 @@
 //!
 //! `cargo bench -p resonate-runner --bench lin [-- --quick]`: `--quick`
 //! stops at 1,000 operations; the full table (to 10,000) takes minutes,
-//! which is why CI does not run it.
+//! which is why CI does not run it. `LIN_BENCH_ROWS=8x10000,2x1000` runs
+//! only those rows (clients x operations); `LIN_BENCH_BUDGET=N` lets the
+//! recording run's own check give up past N configurations in an epoch,
+//! saving the history so far (its path is printed) instead of stopping the
+//! bench. "file KB" is the history as written (barriers as deltas),
+//! "whole KB" the same with every snapshot whole.
 
 use std::time::{Duration, Instant};
 
 use deviate::Deviant;
 use model::state::ServerConfig;
-use runner::lin::history::{self, History};
+use runner::lin::history::{self, History, Snapshot};
+use runner::lin::shown::Shown;
 use runner::lin::{check, LinOptions, Verdict};
 use runner::profile::Profile;
 use runner::serve::{spawn, ServeOptions};
 use runner::stress::{self, StressConfig};
 use runner::target::HttpTarget;
 
-fn record(clients: usize, ops: usize) -> History {
+/// Record a history of about `ops` operations on `clients` clients. With
+/// `budget`, the run's own check gives up on an epoch past that many
+/// configurations: the run then stops, saves its history (under the bench's
+/// temp dir) and `Err` names the file, to check offline with `conform
+/// check-history` (the in-process run checks each epoch as it records it:
+/// a search that blows up would otherwise stop the recording too).
+fn record(clients: usize, ops: usize, budget: Option<u64>) -> Result<History, String> {
     let server = spawn(ServeOptions::default()).expect("serve");
     let mut target = HttpTarget::new(&server.url(), Duration::from_secs(5)).expect("target");
     let per_epoch = 8;
@@ -39,14 +51,16 @@ fn record(clients: usize, ops: usize) -> History {
     cfg.ops = per_epoch;
     cfg.shrink = false;
     cfg.out_dir = std::env::temp_dir().join("conform-bench-lin");
+    if let Some(b) = budget {
+        cfg.lin.budget = b;
+    }
     let mut sink = std::io::sink();
     let o = stress::run(&cfg, &mut target, None, &mut sink);
-    assert!(
-        matches!(o.verdict, stress::StressVerdict::Linearizable),
-        "the reference server must be linearizable: {:?}",
-        o.verdict
-    );
-    o.history
+    match o.verdict {
+        stress::StressVerdict::Linearizable => Ok(o.history),
+        stress::StressVerdict::Undecided(why) if budget.is_some() => Err(why),
+        v => panic!("the reference server must be linearizable: {v:?}"),
+    }
 }
 
 /// This thread's CPU time, s: what the check costs whatever else the
@@ -62,16 +76,32 @@ fn cpu_seconds() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
 }
 
-/// Entries of the last barrier's snapshot, all components.
-fn last_snap_entries(h: &History) -> usize {
-    h.epochs
-        .last()
-        .and_then(|e| e.barrier.as_ref())
-        .and_then(|b| b.snap.as_ref())
-        .and_then(|s| s.as_object())
-        .map_or(0, |o| {
-            o.values().filter_map(|v| v.as_array()).map(Vec::len).sum()
-        })
+/// Entries of the last barrier's snapshot, all components, and the size
+/// (bytes) the file would have with every barrier's snapshot whole (the
+/// `conform-history/1` way).
+fn snapshot_sizes(h: &History) -> (usize, usize) {
+    let mut held = None;
+    let mut whole = h.clone();
+    for e in &mut whole.epochs {
+        if let Some(s) = e.barrier.as_mut().and_then(|b| b.snap.as_mut()) {
+            Shown::follow(&mut held, s).expect("the run's deltas follow");
+            *s = Snapshot::Full(held.as_ref().expect("followed").to_json());
+        }
+    }
+    (held.map_or(0, |s| s.len()), whole.to_ndjson().len())
+}
+
+/// A run's figures, by the clients and operations of the row.
+fn rows() -> Option<Vec<(usize, usize)>> {
+    let v = std::env::var("LIN_BENCH_ROWS").ok()?;
+    Some(
+        v.split(',')
+            .filter_map(|r| {
+                let (c, n) = r.split_once('x')?;
+                Some((c.trim().parse().ok()?, n.trim().parse().ok()?))
+            })
+            .collect(),
+    )
 }
 
 fn main() {
@@ -84,7 +114,7 @@ fn main() {
     let dir = std::env::temp_dir().join("conform-bench-lin");
     std::fs::create_dir_all(&dir).expect("a temp dir");
     println!(
-        "{:>7} {:>7} {:>7} {:>9} {:>9} {:>10} {:>8} {:>9} {:>7} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>8}",
+        "{:>7} {:>7} {:>7} {:>9} {:>9} {:>10} {:>8} {:>9} {:>7} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>8} {:>8}",
         "clients",
         "ops",
         "events",
@@ -100,11 +130,25 @@ fn main() {
         "split",
         "largest",
         "entries",
-        "file KB"
+        "file KB",
+        "whole KB"
     );
-    for clients in [2, 4, 8] {
-        for &n in sizes {
-            let recorded = record(clients, n);
+    let budget = std::env::var("LIN_BENCH_BUDGET")
+        .ok()
+        .map(|b| b.parse().expect("LIN_BENCH_BUDGET: a number"));
+    let all: Vec<(usize, usize)> = [2, 4, 8]
+        .into_iter()
+        .flat_map(|c| sizes.iter().map(move |&n| (c, n)))
+        .collect();
+    for (clients, n) in rows().unwrap_or(all) {
+        {
+            let recorded = match record(clients, n, budget) {
+                Ok(h) => h,
+                Err(why) => {
+                    println!("{clients:>7} {n:>7} the run's check gave up: {why}");
+                    continue;
+                }
+            };
             let file = dir.join(format!("c{clients}-n{n}.history.ndjson"));
             std::fs::write(&file, recorded.to_ndjson()).expect("the history is written");
             let text = std::fs::read_to_string(&file).expect("the history is read");
@@ -121,8 +165,9 @@ fn main() {
                 last = Some(c.stats);
             }
             let st = last.expect("three rounds");
+            let (entries, whole) = snapshot_sizes(&h);
             println!(
-                "{:>7} {:>7} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>8} {:>9} {:>7} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>8}",
+                "{:>7} {:>7} {:>7} {:>9.1} {:>9.1} {:>10.0} {:>8} {:>9} {:>7} {:>6} {:>6} {:>6} {:>6} {:>7} {:>8} {:>8} {:>8}",
                 clients,
                 st.ops,
                 2 * st.ops,
@@ -137,8 +182,9 @@ fn main() {
                 st.components,
                 st.split_epochs,
                 st.largest_component,
-                last_snap_entries(&h),
-                text.len() / 1024
+                entries,
+                text.len() / 1024,
+                whole / 1024
             );
         }
     }

@@ -10,7 +10,9 @@ use gen::{Op, Step};
 use model::api::*;
 use model::state::ServerConfig;
 use model::view::StateView;
-use runner::lin::history::{Barrier, Epoch, History, HistoryHeader, Operation, Outcome, FORMAT};
+use runner::lin::history::{
+    Barrier, Epoch, History, HistoryHeader, Operation, Outcome, Snapshot, FORMAT,
+};
 use runner::lin::{check, LinOptions, Verdict};
 use serde_json::{json, Map, Value};
 
@@ -166,7 +168,7 @@ fn epoch(
             epoch: index,
             now,
             at: u64::MAX / 2,
-            snap: Some(snap),
+            snap: Some(Snapshot::Full(snap)),
         }),
     }
 }
@@ -295,7 +297,7 @@ fn double_acquire() -> History {
             epoch: 2,
             now: NOW,
             at: 1000,
-            snap: Some(snap),
+            snap: Some(Snapshot::Full(snap)),
         }),
     };
     history(2, vec![e0, e1, e2])
@@ -475,11 +477,11 @@ fn a_state_no_order_reaches_is_not_linearizable() {
     );
     // The snapshot lost the promise the create acknowledged.
     let b = e.barrier.as_mut().unwrap();
-    b.snap = Some(json!({
+    b.snap = Some(Snapshot::Full(json!({
         "promises": [], "promiseTimeouts": [], "callbacks": [], "listeners": [],
         "tasks": [], "taskTimeouts": [], "messages": [], "schedules": [],
         "scheduleTimeouts": [], "resumes": []
-    }));
+    })));
     match verdict(&history(1, vec![e])) {
         Verdict::NotLinearizable(f) => {
             assert_eq!(
@@ -514,7 +516,10 @@ fn a_barrier_catches_a_change_to_an_object_no_operation_touched() {
             &[0, 1],
         );
         let mut e1 = epoch(&mut s, 1, 2, NOW, vec![op(0, get("b"), 20, 30)], &[0]);
-        tamper(e1.barrier.as_mut().unwrap().snap.as_mut().unwrap());
+        match e1.barrier.as_mut().unwrap().snap.as_mut() {
+            Some(Snapshot::Full(v)) => tamper(v),
+            other => panic!("a hand-built barrier is whole: {other:?}"),
+        }
         history(2, vec![e0, e1])
     };
     let h = build(|_| {});
@@ -525,6 +530,26 @@ fn a_barrier_catches_a_change_to_an_object_no_operation_touched() {
         c.verdict
     );
     assert_eq!(c.stats.incremental_barriers, 1, "the second barrier");
+    // Recorded as a run records it, the second barrier is a delta naming
+    // nothing (the target changed nothing the model did not write), and
+    // the verdicts are the same through the file.
+    let judged = |h: &History| {
+        let small = h.with_deltas().unwrap();
+        assert!(matches!(
+            small.epochs[1].barrier.as_ref().unwrap().snap,
+            Some(Snapshot::Delta(_))
+        ));
+        let back = runner::lin::history::parse(&small.to_ndjson()).unwrap();
+        assert_eq!(back, small);
+        let (whole, delta) = (verdict(h), verdict(&back));
+        assert_eq!(
+            matches!(whole, Verdict::Linearizable),
+            matches!(delta, Verdict::Linearizable),
+            "{whole:?} / {delta:?}"
+        );
+        delta
+    };
+    assert!(matches!(judged(&h), Verdict::Linearizable));
     // `a` is gone from the second snapshot; nothing in epoch 1 touched it.
     let lost = build(|snap| {
         let ps = snap["promises"].as_array_mut().unwrap();
@@ -535,7 +560,7 @@ fn a_barrier_catches_a_change_to_an_object_no_operation_touched() {
             .retain(|t| t["id"] != "a");
     });
     assert!(
-        matches!(verdict(&lost), Verdict::NotLinearizable(_)),
+        matches!(judged(&lost), Verdict::NotLinearizable(_)),
         "a lost promise"
     );
     // `a` changed (settled) behind the model's back.
@@ -547,7 +572,7 @@ fn a_barrier_catches_a_change_to_an_object_no_operation_touched() {
         }
     });
     assert!(
-        matches!(verdict(&changed), Verdict::NotLinearizable(_)),
+        matches!(judged(&changed), Verdict::NotLinearizable(_)),
         "a promise settled by nobody"
     );
 }
@@ -783,7 +808,7 @@ fn a_failing_epoch_with_many_due_timers_is_decided_in_few_configurations() {
             epoch: 2,
             now: later,
             at: 1000,
-            snap: Some(snap),
+            snap: Some(Snapshot::Full(snap)),
         }),
     };
     let h = history(2, vec![e0, e1, e2]);
@@ -850,8 +875,9 @@ fn chained_timers(reduce: bool, budget: u64) -> runner::lin::Checked {
     for t in due {
         s.fire(&t, later);
     }
-    e1.barrier.as_mut().unwrap().snap =
-        Some(serde_json::to_value(StateView::of(&s.state)).unwrap());
+    e1.barrier.as_mut().unwrap().snap = Some(Snapshot::Full(
+        serde_json::to_value(StateView::of(&s.state)).unwrap(),
+    ));
     let h = history(1, vec![e0, e1]);
     let opts = LinOptions {
         budget,

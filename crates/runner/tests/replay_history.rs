@@ -173,7 +173,7 @@ fn a_malformed_history_names_file_and_line_and_a_crash_needs_a_process() {
             epoch: 0,
             now: step.now,
             at: 5,
-            snap: Some(json!({})),
+            snap: Some(history::Snapshot::Full(json!({}))),
         }),
     });
     h.faults.push(history::Fault::Crash { epoch: 0, at: 2 });

@@ -3,12 +3,9 @@
 //! state at every barrier (which made a history's check quadratic in its
 //! length: every epoch paid for the whole state).
 //!
-//! Every snapshot entry belongs to one **object** of the model: a promise
-//! (its record, its timeout, the callbacks registered on it, its
-//! listeners), a task (its record, its timeouts, its buffered resumes), a
-//! schedule (its record, its timeout), an outbox entry (by the spec's
-//! `OutboxEntry.key`). A barrier's snapshot is indexed by object, each
-//! object with an order-independent hash of its entries ([`SnapIndex`]).
+//! The target's state is held per object ([`Shown`]); a barrier names the
+//! objects the target shows otherwise than at the previous barrier (a
+//! delta's objects, or those whose hash changed in a whole snapshot).
 //!
 //! **Why comparing a few objects is sound.** At the start of an epoch the
 //! model (every configuration carried) equals the previous barrier's
@@ -17,103 +14,68 @@
 //! unless the model wrote it in the epoch (its undo journal since the
 //! epoch's start names every key it wrote, [`model::state::State::writes_since`])
 //! or the target's snapshot shows it otherwise than the previous one did
-//! (its hash changed, or it appeared or disappeared): a target may change
-//! objects the model never touched (a lost write, a resurrected promise),
-//! and those are caught by the second set, not the first. So the barrier
-//! compares the union of the two sets, entry by entry, with the same typed
+//! (it changed, appeared or disappeared): a target may change objects the
+//! model never touched (a lost write, a resurrected promise), and those
+//! are caught by the second set, not the first. So the barrier compares
+//! the union of the two sets, entry by entry, with the same typed
 //! comparison as a full snapshot ([`Snap::agrees`]); a hash collision
 //! could only hide a change the target made to an object the model did not
-//! touch (2⁻⁶⁴ per object). The first barrier, a barrier after one without
-//! a snapshot, and one whose components are not the previous one's are
-//! compared whole.
+//! touch (2⁻⁶⁴ per object) in a snapshot recorded whole. The first
+//! barrier, a barrier after one without a snapshot, one whose components
+//! are not the previous one's, and one with an entry that names no object
+//! are compared whole.
 
 use std::cell::OnceCell;
-use std::collections::{BTreeSet, HashMap};
-use std::hash::Hasher;
+use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
 use model::state::{Message, State, LEASE, RETRY};
 use model::view::{
     message_json, CallbackView, IdTimeout, ListenerView, MessageView, ResumeView, StateView,
-    TaskTimeoutView, COMPONENTS,
+    TaskTimeoutView,
 };
 
 use super::partition::Key;
+pub use super::shown::Object;
+use super::shown::Shown;
 use crate::compare::diff_state;
 use crate::snapshot::{Agreement, Snap};
 
-/// The model object a snapshot entry belongs to.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Object {
-    /// A promise, by id.
-    Promise(String),
-    /// A task, by id.
-    Task(String),
-    /// A schedule, by id.
-    Schedule(String),
-    /// An outbox entry, by `OutboxEntry.key`.
-    Message(String),
-}
-
-/// A barrier's snapshot, hashed per object: what the next barrier's
-/// snapshot is compared against.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SnapIndex {
-    /// The components the snapshot holds (as lists).
-    components: BTreeSet<&'static str>,
-    /// Per object, the sum of its entries' hashes.
-    objects: HashMap<Object, u64>,
-}
-
-/// What a barrier expects of the model's state: the snapshot, its index,
-/// and which objects can differ from the previous barrier's.
+/// What a barrier expects of the model's state: the target's state, and
+/// which objects can differ from the previous barrier's.
 pub struct Expected<'a> {
-    /// The snapshot's `data`.
-    data: &'a Value,
+    /// The target's state at this barrier.
+    shown: &'a Shown,
     /// The snapshot read whole, on demand: for a full comparison and for
     /// the diff of a refused state.
     full: OnceCell<Snap>,
-    /// The snapshot's index.
-    index: SnapIndex,
-    /// The snapshot's entries by object, each with its component.
-    entries: HashMap<Object, Vec<(&'static str, &'a Value)>>,
     /// The objects the target shows otherwise than at the previous
     /// barrier; `None`: compare whole (no usable previous barrier).
     changed: Option<BTreeSet<Object>>,
 }
 
 impl<'a> Expected<'a> {
-    /// The expectation of a snapshot `data`, compared incrementally against
-    /// `prev` (the previous barrier's index, when it had one). A snapshot
-    /// with an entry that names no object is compared whole.
-    pub fn new(data: &'a Value, prev: Option<&SnapIndex>) -> Expected<'a> {
-        let (index, entries, ok) = index(data);
-        let changed = prev
-            .filter(|p| ok && p.components == index.components)
-            .map(|p| changed(p, &index));
+    /// The expectation of the target's state `shown`, `changed` naming the
+    /// objects it shows otherwise than the previous barrier did (`None`:
+    /// compare whole).
+    pub fn new(shown: &'a Shown, changed: Option<BTreeSet<Object>>) -> Expected<'a> {
         Expected {
-            data,
+            shown,
             full: OnceCell::new(),
-            index,
-            entries,
-            changed,
+            changed: changed.filter(|_| shown.by_object()),
         }
     }
 
     /// The snapshot, whole.
     pub fn snap(&self) -> &Snap {
-        self.full.get_or_init(|| Snap::from_json(self.data.clone()))
+        self.full
+            .get_or_init(|| Snap::from_json(self.shown.to_json()))
     }
 
     /// Whether the barrier compares only the objects that can differ.
     pub fn incremental(&self) -> bool {
         self.changed.is_some()
-    }
-
-    /// The index, for the next barrier.
-    pub fn into_index(self) -> SnapIndex {
-        self.index
     }
 
     /// Whether the model's state agrees with the snapshot, the journal
@@ -190,7 +152,7 @@ impl<'a> Expected<'a> {
         let mut objects: BTreeSet<Object> = match &self.changed {
             Some(changed) => changed.clone(),
             None => {
-                let mut all: BTreeSet<Object> = self.entries.keys().cloned().collect();
+                let mut all: BTreeSet<Object> = self.shown.objects().cloned().collect();
                 all.extend(state.promises().map(|p| Object::Promise(p.id.clone())));
                 all.extend(state.tasks().map(|t| Object::Task(t.id.clone())));
                 all.extend(state.schedules().map(|s| Object::Schedule(s.id.clone())));
@@ -227,8 +189,8 @@ impl<'a> Expected<'a> {
             Object::Promise(id) | Object::Task(id) => Key::Id(id.clone()),
             Object::Schedule(id) => Key::Schedule(id.clone()),
             Object::Message(key) => {
-                let from_snap = self.entries.get(o).and_then(|es| {
-                    es.iter().find_map(|(_, e)| {
+                let from_snap = {
+                    self.shown.entries(o).iter().find_map(|(_, e)| {
                         let m = &e["message"];
                         let id = match m["kind"].as_str()? {
                             "execute" => m["data"]["task"]["id"].as_str()?,
@@ -236,7 +198,7 @@ impl<'a> Expected<'a> {
                         };
                         Some(id.to_string())
                     })
-                });
+                };
                 match from_snap {
                     Some(id) => Key::Id(id),
                     None => match &state.get_message(key)?.message {
@@ -264,11 +226,11 @@ impl<'a> Expected<'a> {
     /// component the snapshot holds, with only those entries.
     fn part(&self, objects: &BTreeSet<Object>) -> Value {
         let mut out = Map::new();
-        for c in &self.index.components {
+        for c in self.shown.components() {
             out.insert(c.to_string(), Value::Array(Vec::new()));
         }
         for o in objects {
-            for (c, e) in self.entries.get(o).into_iter().flatten() {
+            for (c, e) in self.shown.entries(o) {
                 if let Some(Value::Array(a)) = out.get_mut(*c) {
                     a.push((*e).clone());
                 }
@@ -276,75 +238,6 @@ impl<'a> Expected<'a> {
         }
         Value::Object(out)
     }
-}
-
-/// The objects whose hash differs between two indexes, or that only one
-/// of them holds.
-fn changed(prev: &SnapIndex, next: &SnapIndex) -> BTreeSet<Object> {
-    let mut out: BTreeSet<Object> = next
-        .objects
-        .iter()
-        .filter(|(o, h)| prev.objects.get(*o) != Some(*h))
-        .map(|(o, _)| o.clone())
-        .collect();
-    out.extend(
-        prev.objects
-            .keys()
-            .filter(|o| !next.objects.contains_key(*o))
-            .cloned(),
-    );
-    out
-}
-
-type Entries<'a> = HashMap<Object, Vec<(&'static str, &'a Value)>>;
-
-/// Index a snapshot; `false` when some entry names no object.
-fn index(data: &Value) -> (SnapIndex, Entries<'_>, bool) {
-    let mut idx = SnapIndex::default();
-    let mut entries: Entries<'_> = HashMap::new();
-    let mut ok = true;
-    for c in COMPONENTS {
-        let Some(list) = data.get(c.name).and_then(Value::as_array) else {
-            continue;
-        };
-        idx.components.insert(c.name);
-        for e in list {
-            let Some(o) = owner(c.name, e) else {
-                ok = false;
-                continue;
-            };
-            let mut h = Fnv::default();
-            h.write(c.name.as_bytes());
-            hash_value(e, &mut h);
-            let sum = idx.objects.entry(o.clone()).or_insert(0);
-            *sum = sum.wrapping_add(mix(h.finish()));
-            entries.entry(o).or_default().push((c.name, e));
-        }
-    }
-    (idx, entries, ok)
-}
-
-/// The object an entry of `component` belongs to.
-fn owner(component: &str, e: &Value) -> Option<Object> {
-    let s = |v: &Value| v.as_str().map(str::to_string);
-    Some(match component {
-        "promises" | "promiseTimeouts" | "listeners" => Object::Promise(s(&e["id"])?),
-        "callbacks" => Object::Promise(s(&e["awaited"])?),
-        "tasks" | "taskTimeouts" | "resumes" => Object::Task(s(&e["id"])?),
-        "schedules" | "scheduleTimeouts" => Object::Schedule(s(&e["id"])?),
-        "messages" => {
-            let m = &e["message"];
-            match m["kind"].as_str()? {
-                "execute" => Object::Message(s(&m["data"]["task"]["id"])?),
-                _ => Object::Message(format!(
-                    "{}:notify:{}",
-                    m["data"]["promise"]["id"].as_str()?,
-                    e["address"].as_str()?
-                )),
-            }
-        }
-        _ => return None,
-    })
 }
 
 /// The model's entries of `objects`, as [`StateView::of`] shows them.
@@ -411,114 +304,4 @@ fn view_of(s: &State, objects: &BTreeSet<Object>) -> StateView {
         }
     }
     v
-}
-
-/// FNV-1a, 64 bit: a fixed hasher (the index lives in one process, but a
-/// fixed one keeps figures the same from run to run).
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
-/// The splitmix64 finaliser: spreads every bit before hashes are summed.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// Hash a JSON value as the comparison sees it: an object's fields in any
-/// order, a `null` field as an absent one.
-fn hash_value(v: &Value, h: &mut Fnv) {
-    match v {
-        Value::Null => h.write_u8(0),
-        Value::Bool(b) => h.write_u8(1 + u8::from(*b)),
-        Value::Number(n) => {
-            h.write_u8(3);
-            match (n.as_u64(), n.as_i64()) {
-                (Some(u), _) => h.write_u64(u),
-                (None, Some(i)) => h.write_i64(i),
-                _ => h.write_u64(n.as_f64().unwrap_or(0.0).to_bits()),
-            }
-        }
-        Value::String(s) => {
-            h.write_u8(4);
-            h.write(s.as_bytes());
-            h.write_u8(0xff);
-        }
-        Value::Array(a) => {
-            h.write_u8(5);
-            h.write_usize(a.len());
-            for x in a {
-                hash_value(x, h);
-            }
-        }
-        Value::Object(o) => {
-            let mut sum = 0u64;
-            for (k, x) in o.iter().filter(|(_, x)| !x.is_null()) {
-                let mut f = Fnv::default();
-                f.write(k.as_bytes());
-                f.write_u8(0xff);
-                hash_value(x, &mut f);
-                sum = sum.wrapping_add(mix(f.finish()));
-            }
-            h.write_u8(6);
-            h.write_u64(sum);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn snap(promises: Value) -> Value {
-        json!({"promises": promises, "promiseTimeouts": [], "callbacks": [], "listeners": [],
-               "tasks": [], "taskTimeouts": [], "messages": [], "schedules": [],
-               "scheduleTimeouts": [], "resumes": []})
-    }
-
-    #[test]
-    fn an_object_the_target_changed_is_named_whatever_the_field_order() {
-        let a = snap(json!([{"id": "a", "state": "pending"}, {"id": "b", "state": "pending"}]));
-        let same = snap(
-            json!([{"state": "pending", "id": "b", "x": null}, {"id": "a", "state": "pending"}]),
-        );
-        let b = snap(json!([{"id": "a", "state": "resolved"}, {"id": "c", "state": "pending"}]));
-        let (ia, _, ok) = index(&a);
-        assert!(ok);
-        assert!(changed(&ia, &index(&same).0).is_empty());
-        let got = changed(&ia, &index(&b).0);
-        let want: BTreeSet<Object> = ["a", "b", "c"]
-            .into_iter()
-            .map(|i| Object::Promise(i.into()))
-            .collect();
-        assert_eq!(got, want, "changed, gone and new");
-    }
-
-    #[test]
-    fn an_entry_that_names_no_object_compares_the_whole_snapshot() {
-        let prev = index(&snap(json!([]))).0;
-        let bad = snap(json!([{"state": "pending"}]));
-        assert!(Expected::new(&bad, Some(&prev)).changed.is_none());
-        let good = snap(json!([]));
-        assert!(Expected::new(&good, Some(&prev)).changed.is_some());
-    }
 }

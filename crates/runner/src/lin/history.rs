@@ -4,7 +4,7 @@
 //! indeterminate); the barriers that close each epoch with the target's
 //! snapshot; the faults injected, as events of the same history.
 //!
-//! On disk it is NDJSON (`conform-history/1`): a header line, then one line
+//! On disk it is NDJSON (`conform-history/2`): a header line, then one line
 //! per event in the order the run recorded them (README, "History files").
 //! This module reads and writes the text; it never touches a file, so the
 //! checker stays free of IO.
@@ -14,8 +14,14 @@ use serde_json::{json, Map, Value};
 
 use gen::{Op, Step};
 
+use super::shown::{Delta, Recorder, Shown};
+
 /// The format name of line 1.
-pub const FORMAT: &str = "conform-history/1";
+pub const FORMAT: &str = "conform-history/2";
+
+/// The format before barrier deltas: every barrier's snapshot whole. Still
+/// read (a `/1` file is a `/2` file without `delta`).
+pub const FORMAT_V1: &str = "conform-history/1";
 
 /// Line 1 of a history file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -134,8 +140,18 @@ pub struct Barrier {
     pub now: u64,
     /// When the snapshot was taken, µs.
     pub at: u64,
-    /// The snapshot's `data` (absent when state is not compared).
-    pub snap: Option<Value>,
+    /// The snapshot (absent when state is not compared).
+    pub snap: Option<Snapshot>,
+}
+
+/// A barrier's snapshot as recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Snapshot {
+    /// The whole `debug.snap` data.
+    Full(Value),
+    /// What changed since the previous barrier's snapshot (which the
+    /// previous epoch's barrier must hold).
+    Delta(Delta),
 }
 
 /// One epoch: a window of one `now`, between two barriers.
@@ -189,6 +205,32 @@ impl History {
         self.len() == 0
     }
 
+    /// The same history with its barriers' snapshots recorded as a run
+    /// records them ([`Recorder`]): the first whole, each later one as a
+    /// delta against the one before (an old file's whole snapshots made
+    /// small). `Err`: a delta that does not follow.
+    pub fn with_deltas(&self) -> Result<History, String> {
+        let mut out = self.clone();
+        let (mut held, mut rec) = (None, Recorder::default());
+        for e in &mut out.epochs {
+            let Some(b) = e.barrier.as_mut() else {
+                continue;
+            };
+            match &b.snap {
+                Some(s) => {
+                    Shown::follow(&mut held, s)?;
+                    let whole = held.as_ref().expect("just followed").to_json();
+                    b.snap = Some(rec.record(whole));
+                }
+                None => {
+                    held = None;
+                    rec.forget();
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The NDJSON text: header, then per epoch its operations, its faults
     /// and its barrier.
     pub fn to_ndjson(&self) -> String {
@@ -207,8 +249,10 @@ impl History {
             }
             if let Some(b) = &e.barrier {
                 let mut o = json!({"type": "barrier", "epoch": b.epoch, "now": b.now, "at": b.at});
-                if let Some(s) = &b.snap {
-                    o["snap"] = s.clone();
+                match &b.snap {
+                    Some(Snapshot::Full(s)) => o["snap"] = s.clone(),
+                    Some(Snapshot::Delta(d)) => o["delta"] = d.to_json(),
+                    None => {}
                 }
                 push(o);
             }
@@ -290,10 +334,13 @@ pub fn parse(text: &str) -> Result<History, HistoryError> {
     if header.kind != "header" {
         return Err(err(n, "line 1 is not a header".into()));
     }
-    if header.format != FORMAT {
+    if header.format != FORMAT && header.format != FORMAT_V1 {
         return Err(err(
             n,
-            format!("format `{}` is not `{FORMAT}`", header.format),
+            format!(
+                "format `{}` is neither `{FORMAT}` nor `{FORMAT_V1}`",
+                header.format
+            ),
         ));
     }
     if header.clients == 0 {
@@ -420,10 +467,29 @@ fn read_event(h: &mut History, v: &Value) -> Result<(), String> {
         "barrier" => {
             let now = field_u64(v, "now")?;
             let at = field_u64(v, "at")?;
-            let snap = v.get("snap").filter(|s| !s.is_null()).cloned();
-            if snap.as_ref().is_some_and(|s| !s.is_object()) {
+            let full = v.get("snap").filter(|s| !s.is_null()).cloned();
+            if full.as_ref().is_some_and(|s| !s.is_object()) {
                 return Err("`snap` must be an object".into());
             }
+            let delta = match v.get("delta").filter(|d| !d.is_null()) {
+                Some(d) => Some(Delta::from_json(d)?),
+                None => None,
+            };
+            let snap = match (full, delta) {
+                (Some(_), Some(_)) => return Err("a barrier with both `snap` and `delta`".into()),
+                (Some(s), None) => Some(Snapshot::Full(s)),
+                (None, Some(d)) => {
+                    let before = h.epochs.iter().rev().find(|e| e.index < epoch);
+                    if before
+                        .and_then(|e| e.barrier.as_ref()?.snap.as_ref())
+                        .is_none()
+                    {
+                        return Err("a `delta` whose previous barrier has no snapshot".into());
+                    }
+                    Some(Snapshot::Delta(d))
+                }
+                (None, None) => None,
+            };
             let e = epoch_at(h, epoch, now)?;
             e.barrier = Some(Barrier {
                 epoch,
@@ -486,7 +552,7 @@ mod tests {
                 epoch: 0,
                 now: 5,
                 at: 30,
-                snap: Some(json!({"promises": []})),
+                snap: Some(Snapshot::Full(json!({"promises": []}))),
             }),
         });
         h.faults.push(Fault::Crash { epoch: 0, at: 15 });
@@ -500,7 +566,7 @@ mod tests {
         let bad = [
             ("", 1, "empty"),
             ("{\"kind\":\"header\"}", 1, "header"),
-            (&head.replace("history/1", "history/9"), 1, "format"),
+            (&head.replace("history/2", "history/9"), 1, "format"),
             (
                 &format!("{head}\n{{\"type\":\"op\",\"epoch\":0}}"),
                 2,
@@ -515,6 +581,13 @@ mod tests {
                 &format!("{head}\n{{\"type\":\"nemesis\",\"epoch\":0}}"),
                 2,
                 "unknown",
+            ),
+            (
+                &format!(
+                    "{head}\n{{\"type\":\"barrier\",\"epoch\":0,\"now\":1,\"at\":1,\"delta\":{{\"changed\":{{}},\"entries\":{{}}}}}}"
+                ),
+                2,
+                "no snapshot",
             ),
         ];
         for (text, line, what) in bad {

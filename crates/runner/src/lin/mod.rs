@@ -17,7 +17,8 @@
 //! epoch is searched from one configuration ([`search`]); otherwise the
 //! search carries every configuration the snapshot allows, up to
 //! [`LinOptions::max_configs`]. A barrier compares only the objects that
-//! can differ from the previous one ([`barrier`]).
+//! can differ from the previous one ([`barrier`]), and a run records it as
+//! a delta against that one ([`shown`]), so a barrier costs what changed.
 //!
 //! **Partitioning.** Porcupine partitions a history into independent keys.
 //! Resonate's objects are not independent: a settlement resumes the tasks
@@ -34,6 +35,7 @@ pub mod partition;
 pub mod reduce;
 pub mod report;
 pub mod search;
+pub mod shown;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -42,9 +44,10 @@ use deviate::Deviant;
 use gen::Step;
 use model::view::StateView;
 
-use barrier::{Expected, SnapIndex};
+use barrier::Expected;
 use history::{Epoch, History, Operation};
 use search::{search_epoch, EpochInput, Found, Move};
+use shown::Shown;
 
 /// Search limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,9 +210,9 @@ pub struct Linearizer {
     skip: Vec<String>,
     opts: LinOptions,
     dropped: bool,
-    /// The last barrier's snapshot, indexed: the next one is compared
-    /// against it.
-    prev: Option<SnapIndex>,
+    /// The target's state as the last barrier showed it: the next
+    /// barrier's delta applies to it.
+    shown: Option<Shown>,
     /// Figures so far.
     pub stats: Stats,
 }
@@ -227,7 +230,7 @@ impl Linearizer {
             skip: skip.to_vec(),
             opts,
             dropped: false,
-            prev: None,
+            shown: None,
             stats: Stats::default(),
         }
     }
@@ -246,15 +249,23 @@ impl Linearizer {
         stats.ops += epoch.ops.len();
         stats.indeterminate += epoch.ops.iter().filter(|o| !o.is_ok()).count();
         stats.crashes += usize::from(epoch.crashed);
-        let data = epoch.barrier.as_ref().and_then(|b| b.snap.as_ref());
-        let expected = data.map(|d| Expected::new(d, self.prev.as_ref()));
+        let snap = epoch.barrier.as_ref().and_then(|b| b.snap.as_ref());
+        let changed = match snap {
+            None => {
+                self.shown = None;
+                None
+            }
+            Some(s) => Shown::follow(&mut self.shown, s).map_err(|why| undecided(epoch, &why))?,
+        };
+        let shown = self.shown.as_ref().filter(|_| snap.is_some());
+        let expected = shown.map(|s| Expected::new(s, changed));
         stats.incremental_barriers +=
             usize::from(expected.as_ref().is_some_and(|e| e.incremental()));
         // A snapshot of every component pins the state: every accepted end
         // is that state. The ends then differ only in the indeterminate
         // operations they leave open, and a crash closes those (the process
         // died), so after a crash the first end is all of them.
-        let shows_all = data.is_some_and(|d| shows_everything(d, &self.skip));
+        let shows_all = shown.is_some_and(|s| shows_everything(s, &self.skip));
         let mut next: Vec<Config> = Vec::new();
         let mut first_failure: Option<(Config, Found, Vec<Operation>)> = None;
         let mut truncated = false;
@@ -346,7 +357,6 @@ impl Linearizer {
         }
         stats.most_configs = stats.most_configs.max(next.len());
         self.configs = next;
-        self.prev = expected.map(Expected::into_index);
         Ok(())
     }
 }
@@ -391,11 +401,11 @@ fn order_steps(order: &[Move], ops: &[&Operation]) -> Vec<Step> {
 
 /// Whether a snapshot shows every component the model has, none skipped:
 /// then it pins the model's state.
-fn shows_everything(data: &serde_json::Value, skip: &[String]) -> bool {
+fn shows_everything(shown: &Shown, skip: &[String]) -> bool {
     skip.is_empty()
         && model::view::COMPONENTS
             .iter()
-            .all(|c| data.get(c.name).is_some_and(|v| v.is_array()))
+            .all(|c| shown.components().contains(c.name))
 }
 
 /// Drop configurations equal in state and open operations.

@@ -24,6 +24,7 @@ use model::state::ServerConfig;
 use serde_json::{json, Map};
 
 use crate::lin::history::{Barrier, Epoch, Fault, History, HistoryHeader, FORMAT};
+use crate::lin::shown::Recorder;
 use crate::lin::{report, LinOptions, Linearizer, Stats, Verdict};
 use crate::profile::Profile;
 use crate::repro::Reach;
@@ -275,6 +276,7 @@ fn drive(
         rival_pct: cfg.rival_pct,
     };
     let clock = Clock::start();
+    let mut rec = Recorder::default();
     let crashes = cfg.profile.durable && cfg.crash_pct > 0;
     for e in 0..cfg.epochs {
         let p = plan(&mut g, &ecfg, e == 0, &mut rng);
@@ -296,6 +298,7 @@ fn drive(
                 first_id,
                 clock,
                 cfg,
+                &mut rec,
             ),
             Some((proc_, delay)) => {
                 let r = crash_one(
@@ -309,6 +312,7 @@ fn drive(
                     history,
                     clock,
                     cfg,
+                    &mut rec,
                 );
                 match target.clients(cfg.clients) {
                     Ok(c) => clients = c,
@@ -415,6 +419,7 @@ fn crash_one(
     history: &mut History,
     clock: Clock,
     cfg: &StressConfig,
+    rec: &mut Recorder,
 ) -> Result<Epoch, (Epoch, TargetError)> {
     let first_id = history.len();
     let mut killed_at = 0;
@@ -456,7 +461,7 @@ fn crash_one(
         epoch: index,
         at: clock.micros(),
     });
-    let barrier = barrier(target, index, now, clock, cfg);
+    let barrier = barrier(target, index, now, clock, cfg, rec);
     match barrier {
         Ok(b) => {
             epoch.barrier = Some(b);
@@ -472,10 +477,12 @@ fn barrier(
     now: u64,
     clock: Clock,
     cfg: &StressConfig,
+    rec: &mut Recorder,
 ) -> Result<Barrier, TargetError> {
     let snap = if cfg.reach.check_state {
-        Some(target.snap()?.json().clone())
+        Some(rec.record(target.snap()?.json().clone()))
     } else {
+        rec.forget();
         None
     };
     Ok(Barrier {
@@ -498,6 +505,7 @@ fn run_one(
     first_id: usize,
     clock: Clock,
     cfg: &StressConfig,
+    rec: &mut Recorder,
 ) -> Result<Epoch, (Epoch, TargetError)> {
     let sent = clients::run_epoch(clients, queues, index, first_id, clock);
     let mut epoch = Epoch {
@@ -510,7 +518,7 @@ fn run_one(
     if let Some(e) = sent.fault {
         return Err((epoch, e));
     }
-    match barrier(target, index, now, clock, cfg) {
+    match barrier(target, index, now, clock, cfg, rec) {
         Ok(b) => {
             epoch.barrier = Some(b);
             Ok(epoch)

@@ -23,6 +23,7 @@ use super::process::ServerProcess;
 use super::{crash_one, run_one, Clock, StressConfig, CRASH_AFTER};
 use crate::lin::history::{History, HistoryHeader};
 use crate::lin::partition::{request_keys, Key};
+use crate::lin::shown::Recorder;
 use crate::lin::{Failure, Linearizer, Verdict};
 use crate::target::{Client, Target, TargetError};
 
@@ -166,6 +167,7 @@ pub fn run_groups(
 ) -> Result<(History, Rejudged), TargetError> {
     target.reset()?;
     let clock = Clock::start();
+    let mut rec = Recorder::default();
     let mut h = History::new(header.clone());
     let mut lin = Linearizer::new(cfg.model(), &cfg.profile.skip_components, cfg.lin);
     let mut process = process;
@@ -185,13 +187,24 @@ pub fn run_groups(
                     &mut h,
                     clock,
                     cfg,
+                    &mut rec,
                 )
                 .map_err(|(_, e)| e)?;
                 *clients = target.clients(clients.len())?;
                 e
             }
-            None => run_one(clients, target, &g.queues, i, g.now, h.len(), clock, cfg)
-                .map_err(|(_, e)| e)?,
+            None => run_one(
+                clients,
+                target,
+                &g.queues,
+                i,
+                g.now,
+                h.len(),
+                clock,
+                cfg,
+                &mut rec,
+            )
+            .map_err(|(_, e)| e)?,
         };
         h.epochs.push(epoch);
     }
