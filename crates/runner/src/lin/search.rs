@@ -120,6 +120,17 @@ pub struct EpochInput<'a> {
     pub reduce: bool,
 }
 
+/// What trying one move left the search to do ([`Search::try_move`]).
+enum Tried {
+    /// An end was accepted below it: stop, the model left in that state.
+    Accepted,
+    /// Explored and undone: try the next move.
+    Next,
+    /// Undone, and the search unwinds (budget, enough ends, or the
+    /// reduction could not vouch for it).
+    Unwind,
+}
+
 /// How many misfits a report keeps.
 const MAX_MISFITS: usize = 16;
 
@@ -389,26 +400,17 @@ impl<'a> Search<'a> {
                 }
                 continue;
             }
-            let mark = model.state.checkpoint();
             let footprint = self.footprint_of(model, i);
-            if self.apply(model, i, lin) {
-                if footprint
-                    .as_ref()
-                    .is_some_and(|f| !reduce::writes_within(&model.state, mark, f))
-                {
-                    model.state.rollback(mark);
-                    self.escape();
-                    return false;
-                }
-                self.path.push(Move::Op(self.input.ops[i].id));
-                if self.dfs(model, lin | 1 << i) {
-                    return true;
-                }
-                self.path.pop();
-            }
-            model.state.rollback(mark);
-            if self.found.truncated || self.stop {
-                return false;
+            let tried = self.try_move(
+                model,
+                footprint.as_ref().as_slice(),
+                |s, m| s.apply(m, i, lin).then(|| Move::Op(s.input.ops[i].id)),
+                |s, m| s.dfs(m, lin | 1 << i),
+            );
+            match tried {
+                Tried::Accepted => return true,
+                Tried::Unwind => return false,
+                Tried::Next => {}
             }
         }
         let due = self.due(model, self.input.now);
@@ -418,27 +420,60 @@ impl<'a> Search<'a> {
             due.into_iter().map(|t| (t, None)).collect()
         };
         for (t, footprint) in due {
-            let mark = model.state.checkpoint();
-            model.fire(&t, self.input.now);
-            if footprint
-                .as_ref()
-                .is_some_and(|f| !reduce::writes_within(&model.state, mark, f))
-            {
-                model.state.rollback(mark);
-                self.escape();
-                return false;
-            }
-            self.path.push(Move::Fire(t));
-            if self.dfs(model, lin) {
-                return true;
-            }
-            self.path.pop();
-            model.state.rollback(mark);
-            if self.found.truncated || self.stop {
-                return false;
+            match self.try_move(
+                model,
+                footprint.as_ref().as_slice(),
+                |s, m| s.fire(m, t),
+                |s, m| s.dfs(m, lin),
+            ) {
+                Tried::Accepted => return true,
+                Tried::Unwind => return false,
+                Tried::Next => {}
             }
         }
         false
+    }
+
+    /// One move of the search: `act` makes it (`None`: the model refused
+    /// it, a response that is not the recorded one), its writes must stay
+    /// within every footprint of `within` (else the reduction cannot vouch
+    /// for the search: unwind), and `then` goes on from there. Undone
+    /// unless `then` accepted an end.
+    fn try_move(
+        &mut self,
+        model: &mut Deviant,
+        within: &[&Footprint],
+        act: impl FnOnce(&mut Self, &mut Deviant) -> Option<Move>,
+        then: impl FnOnce(&mut Self, &mut Deviant) -> bool,
+    ) -> Tried {
+        let mark = model.state.checkpoint();
+        if let Some(mv) = act(self, model) {
+            if !within
+                .iter()
+                .all(|f| reduce::writes_within(&model.state, mark, f))
+            {
+                model.state.rollback(mark);
+                self.escape();
+                return Tried::Unwind;
+            }
+            self.path.push(mv);
+            if then(self, model) {
+                return Tried::Accepted;
+            }
+            self.path.pop();
+        }
+        model.state.rollback(mark);
+        if self.found.truncated || self.stop {
+            Tried::Unwind
+        } else {
+            Tried::Next
+        }
+    }
+
+    /// Fire due timer `t` at the epoch's `now`.
+    fn fire(&mut self, model: &mut Deviant, t: Timer) -> Option<Move> {
+        model.fire(&t, self.input.now);
+        Some(Move::Fire(t))
     }
 
     /// With the reduction on, what candidate `i` (a request) may touch.
@@ -596,23 +631,16 @@ impl<'a> Search<'a> {
                 self.escape();
                 return false;
             }
-            let mark = model.state.checkpoint();
-            model.fire(&t, now);
-            if !reduce::writes_within(&model.state, mark, &f)
-                || !reduce::writes_within(&model.state, mark, group)
-            {
-                model.state.rollback(mark);
-                self.escape();
-                return false;
-            }
-            self.path.push(Move::Fire(t));
-            if self.decide(model, groups, g, memo) {
-                return true;
-            }
-            self.path.pop();
-            model.state.rollback(mark);
-            if self.found.truncated || self.stop {
-                return false;
+            let within = [&f, group];
+            match self.try_move(
+                model,
+                &within,
+                |s, m| s.fire(m, t),
+                |s, m| s.decide(m, groups, g, memo),
+            ) {
+                Tried::Accepted => return true,
+                Tried::Unwind => return false,
+                Tried::Next => {}
             }
         }
         false
