@@ -29,7 +29,7 @@ use crate::profile::Profile;
 use crate::repro::Reach;
 use crate::target::{Client, Target, TargetError};
 
-pub use clients::Clock;
+pub use clients::{Clock, Pace};
 
 /// The first `now` of a concurrent run: 2100-01-01. Far past the wall
 /// clock, so a restarted server that runs its background loops on the wall
@@ -296,6 +296,7 @@ fn drive(
                 first_id,
                 clock,
                 cfg,
+                None,
             ),
             Some((proc_, delay)) => {
                 let r = crash_one(
@@ -309,6 +310,7 @@ fn drive(
                     history,
                     clock,
                     cfg,
+                    None,
                 );
                 match target.clients(cfg.clients) {
                     Ok(c) => clients = c,
@@ -415,11 +417,12 @@ fn crash_one(
     history: &mut History,
     clock: Clock,
     cfg: &StressConfig,
+    pace: Option<&Pace>,
 ) -> Result<Epoch, (Epoch, TargetError)> {
     let first_id = history.len();
     let mut killed_at = 0;
     let sent = if delay == CRASH_AFTER {
-        let sent = clients::run_epoch(clients, queues, index, first_id, clock);
+        let sent = clients::run_epoch(clients, queues, index, first_id, clock, pace);
         proc_.kill();
         killed_at = clock.micros();
         sent
@@ -430,7 +433,7 @@ fn crash_one(
                 proc_.kill();
                 clock.micros()
             });
-            let sent = clients::run_epoch(clients, queues, index, first_id, clock);
+            let sent = clients::run_epoch(clients, queues, index, first_id, clock, pace);
             killed_at = killer.join().expect("the killer thread panicked");
             sent
         })
@@ -498,8 +501,9 @@ fn run_one(
     first_id: usize,
     clock: Clock,
     cfg: &StressConfig,
+    pace: Option<&Pace>,
 ) -> Result<Epoch, (Epoch, TargetError)> {
-    let sent = clients::run_epoch(clients, queues, index, first_id, clock);
+    let sent = clients::run_epoch(clients, queues, index, first_id, clock, pace);
     let mut epoch = Epoch {
         index,
         now,
