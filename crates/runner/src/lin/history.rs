@@ -245,7 +245,7 @@ impl History {
                 push(op_json(op));
             }
             for f in self.faults.iter().filter(|f| fault_epoch(f) == e.index) {
-                push(fault_json(f));
+                push(fault_json(f, e.now));
             }
             if let Some(b) = &e.barrier {
                 let mut o = json!({"type": "barrier", "epoch": b.epoch, "now": b.now, "at": b.at});
@@ -267,10 +267,17 @@ fn fault_epoch(f: &Fault) -> usize {
     }
 }
 
-fn fault_json(f: &Fault) -> Value {
+/// A fault's line carries its epoch's `now`: an epoch whose only events
+/// are a crash, a restart and the barrier (a shrunk durability bug: the
+/// crash alone loses what the prefix acknowledged) opens at its crash.
+fn fault_json(f: &Fault, now: u64) -> Value {
     match f {
-        Fault::Crash { epoch, at } => json!({"type": "crash", "epoch": epoch, "at": at}),
-        Fault::Restart { epoch, at } => json!({"type": "restart", "epoch": epoch, "at": at}),
+        Fault::Crash { epoch, at } => {
+            json!({"type": "crash", "epoch": epoch, "now": now, "at": at})
+        }
+        Fault::Restart { epoch, at } => {
+            json!({"type": "restart", "epoch": epoch, "now": now, "at": at})
+        }
     }
 }
 
@@ -450,11 +457,15 @@ fn read_event(h: &mut History, v: &Value) -> Result<(), String> {
         }
         "crash" | "restart" => {
             let at = field_u64(v, "at")?;
-            let now = h.epochs.last().map_or(0, |e| e.now);
-            let now = if h.epochs.last().is_some_and(|e| e.index == epoch) {
-                now
-            } else {
-                return Err(format!("{ty} outside an open epoch {epoch}"));
+            // With its `now` a fault may open its epoch (one with no
+            // operation); a line without it (files written before the
+            // field) belongs to the epoch already open.
+            let now = match v.get("now") {
+                Some(_) => field_u64(v, "now")?,
+                None => match h.epochs.last() {
+                    Some(e) if e.index == epoch => e.now,
+                    _ => return Err(format!("{ty} outside an open epoch {epoch}")),
+                },
             };
             let e = epoch_at(h, epoch, now)?;
             e.crashed = true;
@@ -558,6 +569,49 @@ mod tests {
         h.faults.push(Fault::Crash { epoch: 0, at: 15 });
         h.faults.push(Fault::Restart { epoch: 0, at: 25 });
         assert_eq!(parse(&h.to_ndjson()), Ok(h));
+    }
+
+    #[test]
+    fn an_epoch_with_only_a_crash_survives_its_own_text() {
+        // A shrunk durability bug: the prefix's epoch, then an epoch with
+        // no operation whose crash alone loses what was acknowledged.
+        let mut h = History::new(header());
+        let res = json!({"kind": "promise.get", "head": {"status": 404}, "data": "not found"});
+        let barrier = |epoch, now| Barrier {
+            epoch,
+            now,
+            at: 40,
+            snap: None,
+        };
+        h.epochs.push(Epoch {
+            index: 0,
+            now: 5,
+            ops: vec![get(0, 0, Outcome::Ok(Some(res)))],
+            crashed: false,
+            barrier: Some(barrier(0, 5)),
+        });
+        h.epochs.push(Epoch {
+            index: 1,
+            now: 9,
+            ops: Vec::new(),
+            crashed: true,
+            barrier: Some(barrier(1, 9)),
+        });
+        h.faults.push(Fault::Crash { epoch: 1, at: 50 });
+        h.faults.push(Fault::Restart { epoch: 1, at: 60 });
+        assert_eq!(parse(&h.to_ndjson()), Ok(h));
+    }
+
+    #[test]
+    fn a_fault_line_without_now_belongs_to_the_open_epoch() {
+        let head = serde_json::to_string(&header()).unwrap();
+        let op = op_json(&get(0, 0, Outcome::Info("crash".into())));
+        let crash = "{\"type\":\"crash\",\"epoch\":0,\"at\":15}";
+        let h = parse(&format!("{head}\n{op}\n{crash}")).unwrap();
+        assert!(h.epochs[0].crashed);
+        assert_eq!(h.faults, vec![Fault::Crash { epoch: 0, at: 15 }]);
+        let e = parse(&format!("{head}\n{crash}")).unwrap_err();
+        assert!(e.message.contains("outside an open epoch"), "{e}");
     }
 
     #[test]

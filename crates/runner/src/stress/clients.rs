@@ -1,8 +1,15 @@
 //! One epoch sent by many clients at once: a thread per client, each
 //! sending its queue in order, every invocation and completion stamped on
 //! the run's one monotonic clock.
+//!
+//! A re-run may be *paced* ([`Pace`]): the operations are invoked in a
+//! given order (a saved history's invocation order), each a gap after the
+//! one before it, so the interleaving that showed a race is sent again,
+//! rather than left to the threads' scheduling, which on a loaded machine
+//! reorders operations sent at once.
 
-use std::time::Instant;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use gen::Step;
 
@@ -44,24 +51,129 @@ pub struct EpochSent {
     pub fault: Option<TargetError>,
 }
 
-/// Send `queues[c]` from client `c`, all clients at once.
+/// An order to invoke an epoch's operations in: the client of each
+/// operation, in invocation order (client `c`'s `k`-th entry is its
+/// queue's `k`-th step), each invoked `gap` after the one before it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pace {
+    /// The client of each operation, in invocation order.
+    pub order: Vec<usize>,
+    /// Between two invocations.
+    pub gap: Duration,
+}
+
+/// The ranks (places in [`Pace::order`]) of each client's operations.
+fn ranks(order: &[usize], clients: usize) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); clients];
+    for (rank, &c) in order.iter().enumerate() {
+        if let Some(r) = out.get_mut(c) {
+            r.push(rank);
+        }
+    }
+    out
+}
+
+/// Which ranks were invoked (or given up: a client stopped at a fault
+/// gives up the rest of its queue, so no one waits for it) and when the
+/// last one was.
+struct Turns {
+    done: Mutex<(Vec<bool>, Option<Instant>)>,
+    turn: Condvar,
+}
+
+impl Turns {
+    fn new(n: usize) -> Turns {
+        Turns {
+            done: Mutex::new((vec![false; n], None)),
+            turn: Condvar::new(),
+        }
+    }
+
+    /// Wait until every rank before `rank` was invoked or given up, and
+    /// then `gap` after the last invocation.
+    fn wait(&self, rank: usize, gap: Duration) {
+        let mut g = self.done.lock().expect("turns lock");
+        while !g.0[..rank].iter().all(|d| *d) {
+            g = self.turn.wait(g).expect("turns lock");
+        }
+        let last = g.1;
+        drop(g);
+        if let Some(due) = last.map(|t| t + gap) {
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+    }
+
+    /// `ranks` were invoked (at the moment this is called) or given up.
+    fn mark(&self, ranks: &[usize], invoked: bool) {
+        let mut g = self.done.lock().expect("turns lock");
+        for &r in ranks {
+            g.0[r] = true;
+        }
+        if invoked {
+            g.1 = Some(Instant::now());
+        }
+        drop(g);
+        self.turn.notify_all();
+    }
+}
+
+/// Send `queues[c]` from client `c`, all clients at once; with `pace`,
+/// in its order (a queue longer than its client's entries in the order
+/// sends the rest unpaced).
 pub fn run_epoch(
     clients: &mut [Box<dyn Client>],
     queues: &[Vec<Step>],
     epoch: usize,
     first_id: usize,
     clock: Clock,
+    pace: Option<&Pace>,
 ) -> EpochSent {
+    let ranks = pace.map(|p| ranks(&p.order, queues.len()));
+    let turns = pace.map(|p| Turns::new(p.order.len()));
+    // Entries of the order no queue step answers to (a client beyond the
+    // queues, or past its queue's end) are given up at once: no one waits
+    // for an operation that is never sent.
+    if let (Some(p), Some(t)) = (pace, turns.as_ref()) {
+        let sends = |c: usize| queues.get(c).map_or(0, Vec::len);
+        let mut seen = vec![0; queues.len()];
+        let orphans: Vec<usize> = p
+            .order
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| match seen.get_mut(c) {
+                Some(k) => {
+                    *k += 1;
+                    *k > sends(c)
+                }
+                None => true,
+            })
+            .map(|(r, _)| r)
+            .collect();
+        t.mark(&orphans, false);
+    }
+    let turns = turns.as_ref();
+    let gap = pace.map_or(Duration::ZERO, |p| p.gap);
     let mut sent: Vec<Sent> = std::thread::scope(|s| {
         let handles: Vec<_> = clients
             .iter_mut()
             .zip(queues)
             .enumerate()
             .map(|(c, (client, queue))| {
+                let mine: &[usize] = ranks.as_ref().map_or(&[], |r| &r[c]);
                 s.spawn(move || {
                     let mut out = Vec::with_capacity(queue.len());
-                    for step in queue {
+                    for (k, step) in queue.iter().enumerate() {
+                        let rank = mine.get(k).copied().zip(turns);
+                        if let Some((r, t)) = rank {
+                            t.wait(r, gap);
+                        }
                         let invoke = clock.micros();
+                        if let Some((r, t)) = rank {
+                            t.mark(&[r], true);
+                        }
                         let result = client.send(step);
                         let complete = clock.micros();
                         let stop =
@@ -74,6 +186,9 @@ pub fn run_epoch(
                             result,
                         });
                         if stop {
+                            if let Some(t) = turns {
+                                t.mark(mine.get(k + 1..).unwrap_or(&[]), false);
+                            }
                             break;
                         }
                     }
@@ -113,4 +228,91 @@ pub fn run_epoch(
         })
         .collect();
     EpochSent { ops, fault }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A client that notes which client sent each step, in send order
+    /// (and fails after `fail_after` steps, as a crashed target makes it).
+    struct Noting {
+        me: usize,
+        seen: Arc<Mutex<Vec<usize>>>,
+        fail_after: Option<usize>,
+        sent: usize,
+    }
+
+    impl Client for Noting {
+        fn send(&mut self, _: &Step) -> Result<Option<serde_json::Value>, TargetError> {
+            self.seen.lock().unwrap().push(self.me);
+            self.sent += 1;
+            if self.fail_after.is_some_and(|n| self.sent > n) {
+                return Err(TargetError::Unreachable("gone".into()));
+            }
+            Ok(None)
+        }
+    }
+
+    fn clients(
+        n: usize,
+        seen: &Arc<Mutex<Vec<usize>>>,
+        fail: Option<usize>,
+    ) -> Vec<Box<dyn Client>> {
+        (0..n)
+            .map(|me| {
+                Box::new(Noting {
+                    me,
+                    seen: seen.clone(),
+                    fail_after: fail.filter(|_| me == 0),
+                    sent: 0,
+                }) as Box<dyn Client>
+            })
+            .collect()
+    }
+
+    fn ticks(n: usize) -> Vec<Step> {
+        (0..n)
+            .map(|_| Step {
+                now: 1,
+                op: gen::Op::Tick,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_paced_epoch_is_sent_in_its_order() {
+        let order = vec![2, 0, 1, 0, 2, 1];
+        for _ in 0..5 {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let mut cs = clients(3, &seen, None);
+            let queues = vec![ticks(2), ticks(2), ticks(2)];
+            let pace = Pace {
+                order: order.clone(),
+                gap: Duration::from_micros(200),
+            };
+            let sent = run_epoch(&mut cs, &queues, 0, 0, Clock::start(), Some(&pace));
+            assert_eq!(*seen.lock().unwrap(), order);
+            let clients: Vec<usize> = sent.ops.iter().map(|o| o.client).collect();
+            assert_eq!(clients, order, "invocation stamps follow the order");
+        }
+    }
+
+    #[test]
+    fn a_client_stopped_at_a_fault_or_an_order_too_long_blocks_no_one() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        // Client 0 fails at its second step and sends no third; the order
+        // also names a client 3 there is no queue for.
+        let mut cs = clients(2, &seen, Some(1));
+        let queues = vec![ticks(3), ticks(2)];
+        let pace = Pace {
+            order: vec![0, 0, 3, 1, 0, 1],
+            gap: Duration::ZERO,
+        };
+        let sent = run_epoch(&mut cs, &queues, 0, 0, Clock::start(), Some(&pace));
+        assert_eq!(*seen.lock().unwrap(), vec![0, 0, 1, 1]);
+        assert!(sent.fault.is_some());
+        assert_eq!(sent.ops.len(), 4);
+    }
 }

@@ -163,6 +163,15 @@ fn hunt_one(
         cfg.server_cmd = server_cmd.map(str::to_string);
         let mut log = Vec::new();
         let r = run(&cfg, &mut target, process.as_mut(), &mut log);
+        // The shrink's verdict (its size, or why it kept the whole
+        // history) says why a found bug was not shrunk; the run's report
+        // is in the saved history.
+        for line in String::from_utf8_lossy(&log)
+            .lines()
+            .filter(|l| l.starts_with("shrink") || l.starts_with("shrunk"))
+        {
+            let _ = writeln!(out, "{name} (seed {seed}): {line}");
+        }
         h.ops += r.ops;
         if let StressVerdict::NotLinearizable { shrunk, .. } = r.verdict {
             h.found = true;

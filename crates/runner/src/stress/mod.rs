@@ -30,7 +30,7 @@ use crate::profile::Profile;
 use crate::repro::Reach;
 use crate::target::{Client, Target, TargetError};
 
-pub use clients::Clock;
+pub use clients::{Clock, Pace};
 
 /// The first `now` of a concurrent run: 2100-01-01. Far past the wall
 /// clock, so a restarted server that runs its background loops on the wall
@@ -299,6 +299,7 @@ fn drive(
                 clock,
                 cfg,
                 &mut rec,
+                None,
             ),
             Some((proc_, delay)) => {
                 let r = crash_one(
@@ -313,6 +314,7 @@ fn drive(
                     clock,
                     cfg,
                     &mut rec,
+                    None,
                 );
                 match target.clients(cfg.clients) {
                     Ok(c) => clients = c,
@@ -420,11 +422,12 @@ fn crash_one(
     clock: Clock,
     cfg: &StressConfig,
     rec: &mut Recorder,
+    pace: Option<&Pace>,
 ) -> Result<Epoch, (Epoch, TargetError)> {
     let first_id = history.len();
     let mut killed_at = 0;
     let sent = if delay == CRASH_AFTER {
-        let sent = clients::run_epoch(clients, queues, index, first_id, clock);
+        let sent = clients::run_epoch(clients, queues, index, first_id, clock, pace);
         proc_.kill();
         killed_at = clock.micros();
         sent
@@ -435,7 +438,7 @@ fn crash_one(
                 proc_.kill();
                 clock.micros()
             });
-            let sent = clients::run_epoch(clients, queues, index, first_id, clock);
+            let sent = clients::run_epoch(clients, queues, index, first_id, clock, pace);
             killed_at = killer.join().expect("the killer thread panicked");
             sent
         })
@@ -506,8 +509,9 @@ fn run_one(
     clock: Clock,
     cfg: &StressConfig,
     rec: &mut Recorder,
+    pace: Option<&Pace>,
 ) -> Result<Epoch, (Epoch, TargetError)> {
-    let sent = clients::run_epoch(clients, queues, index, first_id, clock);
+    let sent = clients::run_epoch(clients, queues, index, first_id, clock, pace);
     let mut epoch = Epoch {
         index,
         now,

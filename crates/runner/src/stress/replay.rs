@@ -3,7 +3,9 @@
 //! one — is sent again epoch by epoch, each epoch's operations from their
 //! own clients at once, and checked as the run checks. A race shows in
 //! some interleavings only, so it is re-run up to
-//! [`StressConfig::attempts`] times, until one is not linearizable.
+//! [`StressConfig::attempts`] times, until one is not linearizable; every
+//! other attempt is paced in the saved history's invocation order
+//! ([`gap_of`]).
 //!
 //! What cannot be re-run exactly is the moment of a crash: a replay kills
 //! the target after the crashed epoch's operations (what they
@@ -13,7 +15,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::process::ServerProcess;
-use super::shrink::{run_groups, Group, Rejudged};
+use super::shrink::{gap_of, run_groups, Group, Rejudged};
 use super::StressConfig;
 use crate::lin::history::History;
 use crate::lin::{report, Failure};
@@ -32,6 +34,7 @@ pub fn groups(h: &History) -> Vec<Group> {
             Group {
                 now: e.now,
                 queues,
+                order: e.ops.iter().map(|o| o.client).collect(),
                 crash: e.crashed,
             }
         })
@@ -89,6 +92,7 @@ pub fn replay(
             &mut clients,
             &h.header,
             &groups,
+            gap_of(attempt - 1),
         );
         match r {
             Err(e) => return Replayed::Fault(e),

@@ -3,8 +3,12 @@
 //! (an order the checker found for the epochs before it) and the failing
 //! epoch's operations, client by client. A candidate scenario is kept when
 //! re-running it (up to [`StressConfig::attempts`] times: a race shows only
-//! in some interleavings) ends in an epoch no order explains, at its last
-//! epoch. Passes: keep only the prefix steps that name what the failing
+//! in some interleavings; three times that for the first, the whole
+//! failing epoch; once for a candidate of one client, which is one
+//! sequence) ends in an epoch no order explains, at its last epoch. Every
+//! other attempt is paced: the operations invoked in the failing run's
+//! order, a gap apart ([`gap_of`]), so the rival still lands inside the
+//! racy handler's window on a loaded machine. Passes: keep only the prefix steps that name what the failing
 //! epoch names, closed backwards (one re-run; the failing epoch's
 //! operations are already one component of it, `lin::partition`); drop
 //! prefix chunks, halves first down to single steps
@@ -15,12 +19,12 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use gen::{Op, Step};
 
 use super::process::ServerProcess;
-use super::{crash_one, run_one, Clock, StressConfig, CRASH_AFTER};
+use super::{crash_one, run_one, Clock, Pace, StressConfig, CRASH_AFTER};
 use crate::lin::history::{History, HistoryHeader};
 use crate::lin::partition::{request_keys, Key};
 use crate::lin::shown::Recorder;
@@ -36,6 +40,9 @@ pub struct Scenario {
     pub now: u64,
     /// Its operations, per client.
     pub queues: Vec<Vec<Step>>,
+    /// The client of each of them, in the order the failing run invoked
+    /// them: a paced re-run sends them in that order ([`Pace`]).
+    pub order: Vec<usize>,
     /// Whether the target is killed and restarted after them, before the
     /// barrier (the failing epoch crashed).
     pub crash: bool,
@@ -43,18 +50,57 @@ pub struct Scenario {
 
 impl Scenario {
     /// The scenario of a failure: its prefix, and its epoch's operations
-    /// (without the indeterminate ones of earlier epochs) per client.
+    /// (without the indeterminate ones of earlier epochs) per client. When
+    /// the epoch crashed, only the operations acknowledged before the
+    /// crash: a re-run kills the target after its operations, so the crash
+    /// comes at the same point of the history, after the last one
+    /// acknowledged. Sending an operation that was in flight at the crash
+    /// would move it past that one: what a durability bug loses (the last
+    /// step logged, or held back) would then be another step, perhaps one
+    /// whose loss changes nothing (a heartbeat at the `now` its acquire
+    /// already set the lease for).
     pub fn of(f: &Failure, clients: usize, crash: bool) -> Scenario {
         let mut queues = vec![Vec::new(); clients];
-        for op in f.ops.iter().filter(|o| o.epoch == f.epoch) {
+        let mut ops: Vec<_> = f
+            .ops
+            .iter()
+            .filter(|o| o.epoch == f.epoch && (!crash || o.is_ok()))
+            .collect();
+        ops.sort_by_key(|o| o.id);
+        for op in &ops {
             queues[op.client].push(op.step.clone());
         }
         Scenario {
             prefix: f.prefix.clone(),
             now: f.now,
             queues,
+            order: ops.iter().map(|o| o.client).collect(),
             crash,
         }
+    }
+
+    /// The scenario without client `client`'s `i`-th concurrent operation.
+    fn without(&self, client: usize, i: usize) -> Scenario {
+        let mut c = self.clone();
+        c.queues[client].remove(i);
+        let at = self
+            .order
+            .iter()
+            .enumerate()
+            .filter(|(_, &k)| k == client)
+            .nth(i)
+            .map(|(at, _)| at);
+        if let Some(at) = at {
+            c.order.remove(at);
+        }
+        c
+    }
+
+    /// Whether its concurrent epoch has operations of two clients or more:
+    /// else every re-run sends one sequence, and one attempt says all that
+    /// re-running it can.
+    fn concurrent(&self) -> bool {
+        self.queues.iter().filter(|q| !q.is_empty()).count() > 1
     }
 
     /// The scenario with only the prefix steps that can matter to its
@@ -111,6 +157,9 @@ pub struct Group {
     pub now: u64,
     /// Its operations, per client.
     pub queues: Vec<Vec<Step>>,
+    /// The client of each operation in invocation order, to pace a re-run
+    /// by ([`Pace`]); empty: not known, or one client.
+    pub order: Vec<usize>,
     /// Crash after the operations, before the barrier.
     pub crash: bool,
 }
@@ -129,6 +178,7 @@ impl Scenario {
                     groups.push(Group {
                         now: step.now,
                         queues,
+                        order: Vec::new(),
                         crash: false,
                     });
                 }
@@ -137,10 +187,30 @@ impl Scenario {
         groups.push(Group {
             now: self.now,
             queues: self.queues.clone(),
+            order: self.order.clone(),
             crash: self.crash,
         });
         groups
     }
+}
+
+/// The gaps a paced attempt leaves between two invocations, in turn: a
+/// racy handler's window stays open until its rival was handled (up to
+/// `serve::races::DEFAULT_WINDOW`), so a gap only has to be longer than
+/// the time the operation before takes to reach its handler, and shorter
+/// than that window.
+const GAPS: [Duration; 2] = [Duration::from_millis(2), Duration::from_millis(6)];
+
+/// How attempt `attempt` (from 0) of a re-run sends its concurrent epochs:
+/// even attempts paced in the failing run's invocation order (a race shows
+/// when its rival lands inside the racy handler's window, and the order
+/// that showed it once is the one most likely to again, whatever the
+/// machine's load does to the threads), odd ones all at once, as the run
+/// sent them (an interleaving the invocation stamps did not capture).
+pub fn gap_of(attempt: usize) -> Option<Duration> {
+    attempt
+        .is_multiple_of(2)
+        .then(|| GAPS[(attempt / 2) % GAPS.len()])
 }
 
 /// How a re-run was judged.
@@ -164,6 +234,7 @@ pub fn run_groups(
     clients: &mut Vec<Box<dyn Client>>,
     header: &HistoryHeader,
     groups: &[Group],
+    gap: Option<Duration>,
 ) -> Result<(History, Rejudged), TargetError> {
     target.reset()?;
     let clock = Clock::start();
@@ -172,6 +243,11 @@ pub fn run_groups(
     let mut lin = Linearizer::new(cfg.model(), &cfg.profile.skip_components, cfg.lin);
     let mut process = process;
     for (i, g) in groups.iter().enumerate() {
+        let pace = gap.filter(|_| !g.order.is_empty()).map(|gap| Pace {
+            order: g.order.clone(),
+            gap,
+        });
+        let pace = pace.as_ref();
         let epoch = match process.as_deref_mut().filter(|_| g.crash) {
             // The crash comes after the operations: what they acknowledged
             // must survive it.
@@ -188,6 +264,7 @@ pub fn run_groups(
                     clock,
                     cfg,
                     &mut rec,
+                    pace,
                 )
                 .map_err(|(_, e)| e)?;
                 *clients = target.clients(clients.len())?;
@@ -203,6 +280,7 @@ pub fn run_groups(
                 clock,
                 cfg,
                 &mut rec,
+                pace,
             )
             .map_err(|(_, e)| e)?,
         };
@@ -230,8 +308,8 @@ pub fn run_groups(
 
 /// Re-run `s` once from a wiped target: its history, and whether its last
 /// epoch is one no order explains (an earlier failing epoch is another
-/// departure: not this one). `None`: the target failed, or the search gave
-/// up.
+/// departure: not this one). `Err`: why the re-run says nothing (the
+/// target failed, or the search gave up).
 pub fn run_scenario(
     cfg: &StressConfig,
     target: &mut dyn Target,
@@ -239,13 +317,15 @@ pub fn run_scenario(
     clients: &mut Vec<Box<dyn Client>>,
     header: &HistoryHeader,
     s: &Scenario,
-) -> Option<(History, bool)> {
+    gap: Option<Duration>,
+) -> Result<(History, bool), String> {
     let groups = s.groups(clients.len());
     let last = groups.len() - 1;
-    match run_groups(cfg, target, process, clients, header, &groups).ok()? {
-        (h, Rejudged::Linearizable) => Some((h, false)),
-        (h, Rejudged::NotLinearizable(i, _)) => Some((h, i == last)),
-        (_, Rejudged::Undecided(_)) => None,
+    match run_groups(cfg, target, process, clients, header, &groups, gap) {
+        Err(e) => Err(format!("the target failed: {e}")),
+        Ok((h, Rejudged::Linearizable)) => Ok((h, false)),
+        Ok((h, Rejudged::NotLinearizable(i, _))) => Ok((h, i == last)),
+        Ok((_, Rejudged::Undecided(why))) => Err(format!("the search gave up: {why}")),
     }
 }
 
@@ -255,6 +335,11 @@ pub fn run_scenario(
 /// re-run's check never outlasts the shrink's time by much, however wide
 /// the epoch.
 pub const SHRINK_SEARCH_BUDGET: u64 = 50_000;
+
+/// The first candidate (the whole failing epoch) is re-run up to this many
+/// times [`StressConfig::attempts`] (within the shrink's time): if it does
+/// not show again there is nothing to shrink.
+const FIRST_ATTEMPTS: usize = 3;
 
 /// Shrink the failure by re-running; the shrunk history's path when the
 /// failure reproduced.
@@ -278,28 +363,41 @@ pub fn shrink(
         ..cfg.clone()
     };
     let deadline = Instant::now() + cfg.shrink_time;
+    let mut why = String::new();
     // Every re-run is bounded (each request by its timeout, a restart by
     // the process's), and the attempts stop at the deadline: a shrink never
     // outlasts its budget by more than one re-run, however slow the target.
-    let mut reproduce = |s: &Scenario| -> Option<History> {
-        for attempt in 0..cfg.attempts.max(1) {
+    // A candidate of one client is one sequence: one attempt.
+    let mut reproduce = |s: &Scenario, attempts: usize| -> Option<History> {
+        let attempts = if s.concurrent() { attempts.max(1) } else { 1 };
+        for attempt in 0..attempts {
             if attempt > 0 && Instant::now() > deadline {
+                why = format!("the shrink's time ran out after {attempt} re-runs");
                 return None;
             }
-            match run_scenario(cfg, target, process.as_deref_mut(), &mut clients, header, s) {
-                Some((h, true)) => return Some(h),
-                Some((_, false)) => continue,
-                None => return None,
+            let gap = gap_of(attempt);
+            let c = &mut clients;
+            match run_scenario(cfg, target, process.as_deref_mut(), c, header, s, gap) {
+                Ok((h, true)) => return Some(h),
+                Ok((_, false)) => {
+                    why = format!("{attempts} re-runs did not fail at their last epoch");
+                }
+                Err(e) => {
+                    why = e;
+                    return None;
+                }
             }
         }
         None
     };
+    let attempts = cfg.attempts.max(1);
     let mut best = Scenario::of(f, cfg.clients, crashed);
-    let Some(mut best_history) = reproduce(&best) else {
+    // The whole failing epoch is the one candidate the shrink cannot do
+    // without: it gets more attempts than the others.
+    let Some(mut best_history) = reproduce(&best, FIRST_ATTEMPTS * attempts) else {
         let _ = writeln!(
             out,
-            "shrink: the failing epoch did not show again in {} re-runs; the whole history is saved",
-            cfg.attempts
+            "shrink: the failing epoch did not show again ({why}); the whole history is saved"
         );
         return None;
     };
@@ -311,7 +409,7 @@ pub fn shrink(
             .relevant(keep_ticks)
             .filter(|c| c.prefix.len() < best.prefix.len())
         {
-            if let Some(h) = reproduce(&c) {
+            if let Some(h) = reproduce(&c, attempts) {
                 best = c;
                 best_history = h;
                 break;
@@ -331,7 +429,7 @@ pub fn shrink(
                 let mut c = best.clone();
                 let end = (start + chunk).min(c.prefix.len());
                 c.prefix.drain(start..end);
-                match reproduce(&c) {
+                match reproduce(&c, attempts) {
                     Some(h) => {
                         best = c;
                         best_history = h;
@@ -352,9 +450,8 @@ pub fn shrink(
                 if Instant::now() > deadline {
                     break;
                 }
-                let mut c = best.clone();
-                c.queues[client].remove(i);
-                match reproduce(&c) {
+                let c = best.without(client, i);
+                match reproduce(&c, attempts) {
                     Some(h) => {
                         best = c;
                         best_history = h;
