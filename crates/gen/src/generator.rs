@@ -155,6 +155,10 @@ pub struct Generator {
     /// Whether the clock lands on any deadline's instants more often
     /// ([`crate::clock::advance_sharp`]): a case the steering grows.
     sharp: bool,
+    /// Whether the branches and markers its steps take are kept for
+    /// [`Generator::drain_hits_into`] (the steering learns from them
+    /// without replaying the case on a second model).
+    recording: bool,
 }
 
 impl Generator {
@@ -198,6 +202,7 @@ impl Generator {
             kinds: cfg.kinds,
             probe_pct: cfg.probe_pct,
             sharp: false,
+            recording: false,
         }
     }
 
@@ -208,6 +213,21 @@ impl Generator {
     pub fn sharpened(mut self) -> Self {
         self.sharp = true;
         self
+    }
+
+    /// Whether the branches and markers of the steps from now on are kept
+    /// until [`Generator::drain_hits_into`] takes them (off: forgotten).
+    pub fn set_recording(&mut self, on: bool) {
+        self.recording = on;
+        if !on {
+            self.machine.clear_hits();
+        }
+    }
+
+    /// Move the branches, then the markers, taken by the steps since the
+    /// last call onto `out` (nothing unless [`Generator::set_recording`]).
+    pub fn drain_hits_into(&mut self, out: &mut Vec<model::branch::Branch>) {
+        self.machine.drain_hits_into(out);
     }
 
     /// The model after every step generated so far.
@@ -289,7 +309,9 @@ impl Generator {
         };
         let step = Step { now, op };
         self.stepper.step(&mut self.machine, &step);
-        self.machine.clear_hits();
+        if !self.recording {
+            self.machine.clear_hits();
+        }
         let touched = self.machine.state.take_touched();
         self.index.update(&self.machine, touched);
         self.since = now;
@@ -302,7 +324,9 @@ impl Generator {
     /// `crate::epoch`) to the model, so what follows sees it.
     pub fn take(&mut self, step: &Step) {
         self.stepper.step(&mut self.machine, step);
-        self.machine.clear_hits();
+        if !self.recording {
+            self.machine.clear_hits();
+        }
         let touched = self.machine.state.take_touched();
         self.index.update(&self.machine, touched);
     }

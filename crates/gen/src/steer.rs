@@ -14,11 +14,22 @@
 //! at or after its middle, then extended by a fresh generator resumed from
 //! the state the prefix leaves, so the steps after the rare one vary.
 //!
+//! A case is a stream ([`CaseSteps`]): each step is chosen when it is
+//! pulled, so a runner sends the first before the last exists and a case
+//! of any length runs in bounded memory. The campaign learns from the
+//! first [`LEARN_MAX`] steps of each case only (what a kept prefix can
+//! be), read off the generator's own model as the steps are made, so
+//! learning costs no second model.
+//!
 //! Case `i` depends on the cases before it, never on which of them a job
-//! runs: the campaign generates every earlier case on its model (no target
-//! is involved, a few microseconds a step) before case `i`, so `--case I`
-//! and `--partition K/N` give case `i` the same steps as the unpartitioned
-//! run, and the N jobs learn the same corpus independently.
+//! runs nor on how far the target let them go: a case handed back with
+//! [`Campaign::learn`] is learned from its first [`LEARN_MAX`] steps
+//! whether or not they were all run (the rest are generated then), and an
+//! earlier case never handed back (another job's) is generated on the
+//! model (no target is involved, a few microseconds a step) before case
+//! `i`. So `--case I` and `--partition K/N` give case `i` the same steps
+//! as the unpartitioned run, and the N jobs learn the same corpus
+//! independently.
 
 use std::collections::BTreeMap;
 
@@ -35,6 +46,9 @@ pub const STEER_PCT: u64 = 50;
 /// A branch or marker taken at most this many times before in the run is
 /// rare: the step that takes it keeps its prefix.
 pub const RARE: u32 = 2;
+/// The steps of a case the campaign learns from: a kept prefix is never
+/// longer, so the corpus stays small however long the cases are.
+pub const LEARN_MAX: usize = 512;
 /// The most entries the corpus holds; past it the oldest make room.
 const CORPUS_MAX: usize = 64;
 /// The most entries one case adds.
@@ -58,6 +72,70 @@ pub struct Campaign {
     next: u64,
 }
 
+/// The steps of one case, each generated when it is pulled: a kept
+/// prefix first (for a grown case), then a generator's. It records what
+/// its first [`LEARN_MAX`] steps take, for [`Campaign::learn`].
+#[derive(Debug)]
+pub struct CaseSteps {
+    case: u64,
+    prefix: std::vec::IntoIter<Step>,
+    /// The branches and markers of each prefix step, in order.
+    prefix_hits: std::vec::IntoIter<Vec<Branch>>,
+    grown: Generator,
+    /// Steps still to give.
+    left: usize,
+    /// The first [`LEARN_MAX`] steps given, and where each one's hits end
+    /// in `hits`.
+    seen: Vec<Step>,
+    ends: Vec<usize>,
+    hits: Vec<Branch>,
+}
+
+impl Iterator for CaseSteps {
+    type Item = Step;
+
+    fn next(&mut self) -> Option<Step> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let step = match self.prefix.next() {
+            Some(s) => {
+                self.hits
+                    .extend(self.prefix_hits.next().unwrap_or_default());
+                s
+            }
+            None => {
+                let s = self.grown.next_step();
+                self.grown.drain_hits_into(&mut self.hits);
+                s
+            }
+        };
+        if self.seen.len() < LEARN_MAX {
+            self.seen.push(step.clone());
+            self.ends.push(self.hits.len());
+            if self.seen.len() == LEARN_MAX {
+                // Nothing past this is learned: stop recording.
+                self.grown.set_recording(false);
+            }
+        }
+        Some(step)
+    }
+}
+
+impl CaseSteps {
+    /// Which case these are.
+    pub fn case(&self) -> u64 {
+        self.case
+    }
+
+    /// Pull the steps a runner did not, up to [`LEARN_MAX`]: what the
+    /// campaign learns from does not depend on where the case stopped.
+    fn finish(&mut self) {
+        while self.seen.len() < LEARN_MAX && self.next().is_some() {}
+    }
+}
+
 impl Campaign {
     /// The campaign of run seed `seed`: case `i` is named by
     /// `case_seed(seed, i)`, generated under `cfg` with `stepper`.
@@ -72,22 +150,61 @@ impl Campaign {
         }
     }
 
-    /// The steps of case `case`: the same whichever cases were asked for
-    /// before (earlier ones are generated and learned from first; asking
-    /// for an earlier case than the last starts the campaign over).
-    pub fn case(&mut self, case: u64) -> Vec<Step> {
+    /// The steps of case `case`, as a stream: the same whichever cases
+    /// were asked for before. Earlier cases not yet learned from are
+    /// generated and learned from first; asking for an earlier case than
+    /// the last learned starts the campaign over. Hand the stream back to
+    /// [`Campaign::learn`] once it has run, or the next call generates it
+    /// again to learn from it.
+    pub fn case(&mut self, case: u64) -> CaseSteps {
         if case < self.next {
             *self = Campaign::new(self.seed, &self.cfg, &self.stepper);
         }
         while self.next < case {
             let steps = self.build(self.next);
-            self.learn(&steps);
-            self.next += 1;
+            self.learn(steps);
         }
-        let steps = self.build(case);
-        self.learn(&steps);
-        self.next = case + 1;
-        steps
+        self.build(case)
+    }
+
+    /// The steps of case `case`, all at once (tests, and cases short
+    /// enough to hold).
+    pub fn case_vec(&mut self, case: u64) -> Vec<Step> {
+        let mut steps = self.case(case);
+        let all: Vec<Step> = steps.by_ref().collect();
+        self.learn(steps);
+        all
+    }
+
+    /// Count what the first [`LEARN_MAX`] steps of `steps` take and keep
+    /// the prefixes up to the rare ones: `steps` is the next case to learn
+    /// from (another is ignored: it was learned already, or one before it
+    /// was not and will be generated again).
+    pub fn learn(&mut self, mut steps: CaseSteps) {
+        if steps.case != self.next {
+            return;
+        }
+        steps.finish();
+        let mut kept = 0;
+        let mut from = 0;
+        let n = steps.seen.len();
+        for (i, &to) in steps.ends.iter().enumerate() {
+            let mut rare = false;
+            for b in &steps.hits[from..to] {
+                let c = self.seen.entry(*b).or_insert(0);
+                rare |= *c < RARE;
+                *c += 1;
+            }
+            from = to;
+            if rare && kept < PER_CASE && i + 1 < n {
+                if self.corpus.len() == CORPUS_MAX {
+                    self.corpus.remove(0);
+                }
+                self.corpus.push(steps.seen[..=i].to_vec());
+                kept += 1;
+            }
+        }
+        self.next = steps.case + 1;
     }
 
     /// How many prefixes the corpus holds.
@@ -96,53 +213,51 @@ impl Campaign {
     }
 
     /// Case `case`, from the corpus as it stands.
-    fn build(&self, case: u64) -> Vec<Step> {
+    fn build(&self, case: u64) -> CaseSteps {
         let seed = case_seed(self.seed, case);
         let mut dice = seeded_rng(seed ^ STEER_SALT);
         let n = self.cfg.steps;
+        let fresh = |grown: Generator| CaseSteps {
+            case,
+            prefix: Vec::new().into_iter(),
+            prefix_hits: Vec::new().into_iter(),
+            grown,
+            left: n,
+            seen: Vec::new(),
+            ends: Vec::new(),
+            hits: Vec::new(),
+        };
         let parent = match dice.pick(&self.corpus) {
             Some(p) if n > 1 && dice.chance(STEER_PCT) => p,
-            _ => return crate::generate_with(seed, &self.cfg, &self.stepper),
+            _ => {
+                let mut g = Generator::with_stepper(seed, &self.cfg, self.stepper.clone());
+                g.set_recording(true);
+                return fresh(g);
+            }
         };
         // At or after the middle of the prefix, and a quarter of the case
         // left at least to grow into.
         let hi = parent.len().min(n - n.div_ceil(4)).max(1);
         let lo = hi.div_ceil(2).max(1);
         let cut = dice.range(lo as u64, hi as u64) as usize;
-        let prefix = &parent[..cut];
+        let prefix = parent[..cut].to_vec();
         let mut m = Machine::new(ServerConfig {
             retry_timeout: self.cfg.retry_timeout,
         });
-        for s in prefix {
+        let mut prefix_hits = Vec::with_capacity(cut);
+        for s in &prefix {
             self.stepper.step(&mut m, s);
+            let mut h = Vec::new();
+            m.drain_hits_into(&mut h);
+            prefix_hits.push(h);
         }
-        m.clear_hits();
         let now = prefix.last().map_or(self.cfg.start, |s| s.now);
-        let grown = Generator::resume(m, now, &self.cfg, &self.stepper, seed).sharpened();
-        prefix.iter().cloned().chain(grown.take(n - cut)).collect()
-    }
-
-    /// Count what `steps` take and keep the prefixes up to the rare steps.
-    fn learn(&mut self, steps: &[Step]) {
-        let mut m = Machine::new(ServerConfig {
-            retry_timeout: self.cfg.retry_timeout,
-        });
-        let mut kept = 0;
-        for (i, s) in steps.iter().enumerate() {
-            self.stepper.step(&mut m, s);
-            let mut rare = false;
-            for b in m.take_hits().into_iter().chain(m.take_marks()) {
-                let n = self.seen.entry(b).or_insert(0);
-                rare |= *n < RARE;
-                *n += 1;
-            }
-            if rare && kept < PER_CASE && i + 1 < steps.len() {
-                if self.corpus.len() == CORPUS_MAX {
-                    self.corpus.remove(0);
-                }
-                self.corpus.push(steps[..=i].to_vec());
-                kept += 1;
-            }
+        let mut grown = Generator::resume(m, now, &self.cfg, &self.stepper, seed).sharpened();
+        grown.set_recording(true);
+        CaseSteps {
+            prefix: prefix.into_iter(),
+            prefix_hits: prefix_hits.into_iter(),
+            ..fresh(grown)
         }
     }
 }
@@ -161,15 +276,45 @@ mod tests {
     #[test]
     fn a_case_is_the_same_whichever_cases_came_before() {
         let mut all = Campaign::new(9, &cfg(), &Stepper::spec());
-        let every: Vec<Vec<Step>> = (0..12).map(|i| all.case(i)).collect();
+        let every: Vec<Vec<Step>> = (0..12).map(|i| all.case_vec(i)).collect();
         // A job of a partition asks only for its own cases, in order.
         let mut job = Campaign::new(9, &cfg(), &Stepper::spec());
         for i in (2..12).step_by(3) {
-            assert_eq!(job.case(i), every[i as usize], "case {i}");
+            assert_eq!(job.case_vec(i), every[i as usize], "case {i}");
         }
         // Asking again for an earlier case starts over, to the same steps.
-        assert_eq!(job.case(4), every[4]);
+        assert_eq!(job.case_vec(4), every[4]);
         assert!(all.corpus_len() > 0, "rare steps keep their prefixes");
+    }
+
+    #[test]
+    fn a_case_stopped_early_is_learned_as_if_it_ran_whole() {
+        let mut whole = Campaign::new(9, &cfg(), &Stepper::spec());
+        let every: Vec<Vec<Step>> = (0..12).map(|i| whole.case_vec(i)).collect();
+        // A runner that stops each case at a divergence pulls only a few.
+        let mut stopped = Campaign::new(9, &cfg(), &Stepper::spec());
+        for (i, want) in every.iter().enumerate() {
+            let mut steps = stopped.case(i as u64);
+            let pulled: Vec<Step> = steps.by_ref().take(1 + i % 5).collect();
+            assert_eq!(pulled[..], want[..pulled.len()], "case {i}");
+            stopped.learn(steps);
+        }
+        assert_eq!(stopped.corpus, whole.corpus);
+    }
+
+    #[test]
+    fn an_endless_case_streams_and_is_learned_from_its_start() {
+        let endless = GenConfig {
+            steps: usize::MAX,
+            ..GenConfig::default()
+        };
+        let mut c = Campaign::new(4, &endless, &Stepper::spec());
+        let mut steps = c.case(0);
+        assert_eq!(steps.by_ref().take(100).count(), 100);
+        c.learn(steps);
+        assert!(c.corpus.iter().all(|p| p.len() <= LEARN_MAX));
+        let next: Vec<Step> = c.case(1).take(10).collect();
+        assert_eq!(next.len(), 10);
     }
 
     #[test]
@@ -179,7 +324,7 @@ mod tests {
         for i in 0..20 {
             let random = crate::generate(case_seed(3, i), &cfg());
             let corpus = c.corpus.clone();
-            let steps = c.case(i);
+            let steps = c.case_vec(i);
             assert_eq!(steps.len(), cfg().steps);
             assert!(steps.windows(2).all(|w| w[0].now <= w[1].now));
             let mut m = Machine::new(ServerConfig {

@@ -21,7 +21,7 @@ fn reached(seeds: &[u64], steered: bool) -> BTreeSet<Branch> {
         let mut c = Campaign::new(seed, &cfg, &Stepper::spec());
         for case in 0..20 {
             let steps = if steered {
-                c.case(case)
+                c.case_vec(case)
             } else {
                 gen::generate(gen::case_seed(seed, case), &cfg)
             };

@@ -289,6 +289,14 @@ impl Machine {
         std::mem::take(&mut self.marks)
     }
 
+    /// Move the branches taken since the last call, then the markers
+    /// reached, onto the end of `out`, keeping this machine's buffers (a
+    /// caller that counts every step's hits allocates nothing per step).
+    pub fn drain_hits_into(&mut self, out: &mut Vec<Branch>) {
+        out.append(&mut self.hits);
+        out.append(&mut self.marks);
+    }
+
     /// Forget recorded branches and markers without allocating.
     pub fn clear_hits(&mut self) {
         self.hits.clear();

@@ -18,7 +18,7 @@ use model::state::ServerConfig;
 use model::view::StateView;
 
 use crate::check::Checker;
-use crate::exec::{execute, ExecOptions, Expect};
+use crate::exec::{execute, execute_stream, ExecOptions, Expect};
 use crate::profile::Profile;
 use crate::shrink::{shrink, ShrinkOptions};
 use crate::target::{LocalServer, LocalTarget, Target};
@@ -26,7 +26,8 @@ use crate::target::{LocalServer, LocalTarget, Target};
 /// How to hunt each bug.
 #[derive(Clone, Debug)]
 pub struct HuntConfig {
-    /// The run seed; case `i` uses `gen::case_seed(seed, i)`.
+    /// The run seed: case `i` is the steered campaign's case `i`
+    /// ([`Checker::campaign`]), the one `conform run --seed` sends.
     pub seed: u64,
     /// Steps per case.
     pub steps: usize,
@@ -184,6 +185,8 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
     let profile = cfg.profile.clone();
     let baseline: Vec<_> = cfg.baseline.iter().copied().filter(|d| *d != bug).collect();
     let mut checker = Checker::with_deviations(profile.clone(), baseline);
+    // The cases `run` would send: steered, on the checker's model.
+    let mut campaign = checker.campaign(cfg.seed, cfg.steps, cfg.probe_pct);
     let opts = ExecOptions { check_state: true };
     let started = Instant::now();
     let mut total = 0;
@@ -191,8 +194,9 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
     let mut found = None;
     let mut fault = None;
     while total < cfg.budget_steps.max(cfg.slow_budget) {
-        let steps = checker.generate(gen::case_seed(cfg.seed, case), cfg.steps, cfg.probe_pct);
-        let ex = execute(target, &mut checker, &steps, Expect::Model, opts);
+        let mut steps = campaign.case(case);
+        let ex = execute_stream(target, &mut checker, steps.by_ref(), Expect::Model, opts);
+        campaign.learn(steps);
         total += ex.lines.len();
         if let Some(e) = &ex.fault {
             fault = Some(format!("case {case}: {e}"));

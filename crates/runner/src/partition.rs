@@ -1,8 +1,10 @@
 //! `conform run --partition K/N`: the cases of a run split across N jobs,
 //! cargo-nextest's `count:K/N` (job K of N, from 1, runs the cases whose
 //! index is K-1 modulo N). A case is named by the run seed and its index
-//! alone (`gen::case_seed`), so what a case holds never depends on K or
-//! N: the N jobs together run exactly the cases of the unpartitioned run,
+//! alone (`gen::case_seed`); a steered case also depends on the cases
+//! before it, which each job generates on its model (`gen::Campaign`), so
+//! what a case holds never depends on K or N: the N jobs together run
+//! exactly the cases of the unpartitioned run,
 //! each once, and their reports merge into its report
 //! ([`crate::merge`]).
 

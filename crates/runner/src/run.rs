@@ -113,24 +113,26 @@ pub fn run_on(cfg: &RunConfig, target: &mut dyn Target, out: &mut dyn Write) -> 
     let mut checker = Checker::with_deviations(cfg.profile.clone(), cfg.deviations.clone());
     let mut reports = Vec::new();
     let mut probes = Vec::new();
+    // The steered cases: each job of a partition learns the corpus of the
+    // cases before its own on the model, so case I is the same in every job.
+    let mut campaign = checker.campaign(cfg.seed, cfg.steps, cfg.probe_pct);
     for &case in &cases {
         let seed = gen::case_seed(cfg.seed, case);
         // Each step is generated when the loop pulls it, so the first
         // request goes out at once and the bar moves step by step.
         let counted = bar.clone();
-        let steps = checker
-            .stream(seed, cfg.steps, cfg.probe_pct)
-            .inspect(move |_| counted.inc(1));
+        let mut steps = campaign.case(case);
         let case_started = Instant::now();
         // A passing case's lines are dropped unread: the model's envelopes
         // are encoded only for a case that stops (its trace is saved).
         let ex = execute_stream_lean(
             target,
             &mut checker,
-            steps,
+            steps.by_ref().inspect(move |_| counted.inc(1)),
             Expect::Model,
             cfg.exec_options(),
         );
+        campaign.learn(steps);
         probes.extend(ex.probes.iter().cloned());
         let (steps_run, latitude) = (ex.lines.len(), ex.latitude);
         let status = bar.suspend(|| finish_case(cfg, case, ex, target, &mut checker, out));

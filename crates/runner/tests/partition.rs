@@ -68,7 +68,7 @@ fn the_jobs_of_a_partitioned_run_merge_into_the_whole_run() {
         "--port",
         "0",
         "--mutant",
-        "halt-not-idempotent",
+        "acquire-keeps-version",
     ]));
     let dir = tempfile::tempdir().unwrap();
     let (whole_code, whole) = run_to(&url, dir.path(), "whole", &[]);

@@ -174,8 +174,9 @@ impl Checker {
     /// profile (its kinds, its retry timeout) from this checker's model: with
     /// a baseline, the generator reads the state the baseline's deviations
     /// leave, so it aims at what the target is expected to hold. The whole
-    /// trace at once, for those that need it (the mutants hunt, tests);
-    /// `run` pulls the same steps one by one from [`Checker::stream`].
+    /// trace at once, for those that need it (tests); `run` and the mutants
+    /// hunt pull steered cases from [`Checker::campaign`], whose cases grown
+    /// from nothing are these.
     pub fn generate(&self, seed: u64, steps: usize, probe_pct: u64) -> Vec<Step> {
         self.stream(seed, steps, probe_pct).collect()
     }
@@ -191,6 +192,22 @@ impl Checker {
             ..gen::GenConfig::default()
         };
         gen::stream(seed, &cfg, &self.model.stepper())
+    }
+
+    /// The steered cases of run seed `run_seed` ([`gen::Campaign`]),
+    /// generated under the profile from this checker's model as
+    /// [`Checker::stream`] generates one: case `i` of `run` and of the
+    /// mutants hunt is `campaign.case(i)`, a stream like
+    /// [`Checker::stream`]'s (a case grown from nothing is exactly it).
+    pub fn campaign(&self, run_seed: u64, steps: usize, probe_pct: u64) -> gen::Campaign {
+        let cfg = gen::GenConfig {
+            steps,
+            retry_timeout: self.profile.retry_timeout,
+            kinds: self.profile.kinds(),
+            probe_pct,
+            ..gen::GenConfig::default()
+        };
+        gen::Campaign::new(run_seed, &cfg, &self.model.stepper())
     }
 
     /// A fresh model with this checker's config and deviations (for passes
