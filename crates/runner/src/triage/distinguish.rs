@@ -180,7 +180,9 @@ fn replay(
             return Ok(Met::Green);
         };
         let i = at + i;
-        if i >= end || (i >= from && (!known.contains(&d.class.to_string()) || stops(i, &d))) {
+        if i >= end
+            || (i >= from && (!known.contains(&super::rollup::class_key(&d)) || stops(i, &d)))
+        {
             return Ok(Met::At(i, Box::new(d)));
         }
         if !check_state {

@@ -40,7 +40,7 @@ const CONFIRM_CASES: usize = 3;
 /// What the inference made of one class.
 #[derive(Clone, Debug)]
 pub struct Proposal {
-    /// The class (the shrunk traces', as printed).
+    /// The class (the shrunk traces', [`super::rollup::class_key`]).
     pub class: String,
     /// Its cases.
     pub cases: Vec<u64>,
@@ -75,7 +75,7 @@ pub struct ExplainOptions<'a> {
     pub check_state: bool,
     /// The deviations to infer from (the catalogue, or part of it).
     pub catalogue: &'a [&'static Deviation],
-    /// Known residue classes (as printed): a confirming replay goes on past
+    /// Known residue classes ([`super::rollup::class_key`]): a confirming replay goes on past
     /// these and only these ([`pin::replay_diverges`]).
     pub known: &'a BTreeSet<String>,
     /// Candidates an earlier round refused for this class (a partial

@@ -138,8 +138,9 @@ pub fn triage(
     // Kinds left out to explore past residue, with the class that did it
     // (only where a case could not go on past it: [`pin`]).
     let mut explore: BTreeMap<String, String> = BTreeMap::new();
-    // The classes (as printed) of every residue case, its first divergence
-    // and its shrunk one: a confirming replay goes on past these only.
+    // The classes ([`rollup::class_key`]) of every residue case, its first
+    // divergence and its shrunk one: a confirming replay goes on past these
+    // only.
     let mut known: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for r in 0..cfg.rounds {
         let mut profile = draft.profile(&cfg.profile, name);
@@ -238,7 +239,7 @@ pub fn triage(
                 } else {
                     residue.insert(class.clone(), cases[0].clone());
                     let mut strings: BTreeSet<String> =
-                        cases.iter().map(|f| f.first.class.to_string()).collect();
+                        cases.iter().map(|f| rollup::class_key(&f.first)).collect();
                     strings.insert(class.clone());
                     known.insert(class.clone(), strings);
                     still.push(entry);
@@ -321,7 +322,7 @@ fn known_except<'a>(
         .collect();
     out.remove(class);
     for f in cases {
-        out.remove(&f.first.class.to_string());
+        out.remove(&rollup::class_key(&f.first));
     }
     out
 }

@@ -98,7 +98,8 @@ pub fn resume(
 }
 
 /// Replay `steps` on the reset target through a checker with `devs`, going
-/// on past a divergence only when its class (as printed) is in `known`
+/// on past a divergence only when its class ([`super::rollup::class_key`])
+/// is in `known`
 /// (known residue) and the snapshot pins: whether any other divergence is
 /// met. A target fault ends it.
 pub fn replay_diverges(
@@ -119,7 +120,7 @@ pub fn replay_diverges(
         let Some((i, d)) = &ex.divergence else {
             return Ok(false);
         };
-        if !known.contains(&d.class.to_string()) || !opts.check_state {
+        if !known.contains(&super::rollup::class_key(d)) || !opts.check_state {
             return Ok(true);
         }
         let snap = target.snap()?;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::draft::Rule;
 use super::findings::Finding;
-use super::rollup::{kind_of, lean};
+use super::rollup::{class_key, kind_of, lean};
 use super::{names, scaffold, Triage};
 use crate::baseline::Baseline;
 
@@ -131,7 +131,7 @@ pub fn table(t: &Triage) -> String {
             .rounds
             .iter()
             .flat_map(|r| r.campaign.found.iter())
-            .find(|f| f.shrunk_divergence().class.to_string() == p.class)
+            .find(|f| class_key(f.shrunk_divergence()) == p.class)
         else {
             continue;
         };
