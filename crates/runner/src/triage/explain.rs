@@ -145,16 +145,18 @@ pub fn explain(
         if p.alternatives.contains(&cand) || p.told_apart.contains(&cand) {
             continue;
         }
-        let cs = opts.check_state;
+        let ro = distinguish::ReplayOptions {
+            profile,
+            check_state: opts.check_state,
+            known: opts.known,
+        };
         if opts.refused.contains(&cand) {
             if !p.refused.contains(&cand) {
                 p.refused.push(cand);
             }
             continue;
         }
-        if let Some(n) =
-            distinguish::refuting(rep, profile, &base_before, &with, target, cs, opts.known)?
-        {
+        if let Some(n) = distinguish::refuting(rep, ro, &base_before, &with, target)? {
             let _ = writeln!(
                 out,
                 "  refused (a partial fit: a neighbour of its trace, {} steps, answers otherwise): {names} for {class}",
@@ -164,16 +166,7 @@ pub fn explain(
             continue;
         }
         if p.kept {
-            match distinguish::decide(
-                rep,
-                profile,
-                &base_before,
-                base,
-                &with,
-                target,
-                cs,
-                opts.known,
-            )? {
+            match distinguish::decide(rep, ro, &base_before, base, &with, target)? {
                 Verdict::Tie => {
                     let _ = writeln!(out, "  tie (no case tells them apart): {names} for {class}");
                     p.alternatives.push(cand);
