@@ -76,7 +76,7 @@ pub fn neighbours(f: &Found, profile: &Profile, base: &[&'static Deviation]) -> 
         let len = (2 * (cut.len() - k)).max(MIN_CONTINUATION);
         let state = checker.model.state.clone();
         let seed = f.case.wrapping_mul(0x9E37_79B9).wrapping_add(k as u64);
-        let rest = pin::resume(&checker, &state, now, seed, i, len);
+        let rest = pin::resume(&checker, &state, now, seed, i, len, gen::Kinds::NONE);
         let mut steps: Vec<Step> = cut[..k].to_vec();
         steps.extend(rest);
         out.push(steps);

@@ -103,7 +103,9 @@ pub fn explain(
         kept: false,
         alternatives: Vec::new(),
         told_apart: Vec::new(),
-        refused: Vec::new(),
+        // A refutation stands: a later round's cases (another shrunk trace,
+        // a steered campaign) may never get as far as a neighbour again.
+        refused: opts.refused.to_vec(),
         covered: false,
     };
     let Some(rep) = cases.first() else {

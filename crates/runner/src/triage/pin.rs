@@ -76,7 +76,9 @@ pub fn pin(checker: &mut Checker, state: State) {
 
 /// The generator of the rest of a case from a pinned state at `now`: the
 /// checker's model (with its baseline) and the profile's kinds, seeded by
-/// the case's seed and how deep it is.
+/// the case's seed and how deep it is; steered toward `favour` (its kinds
+/// drawn more often, the clock sharpened onto deadlines) unless it is
+/// empty.
 pub fn resume(
     checker: &Checker,
     state: &State,
@@ -84,6 +86,7 @@ pub fn resume(
     seed: u64,
     depth: usize,
     steps: usize,
+    favour: gen::Kinds,
 ) -> std::iter::Take<gen::Generator> {
     let mut machine = Machine::new(state.config);
     machine.state = state.clone();
@@ -91,10 +94,15 @@ pub fn resume(
         steps,
         retry_timeout: checker.profile.retry_timeout,
         kinds: checker.profile.kinds(),
+        favour,
         ..gen::GenConfig::default()
     };
     let seed = gen::case_seed(seed, depth as u64);
-    gen::Generator::resume(machine, now, &cfg, &checker.model.stepper(), seed).take(steps)
+    let g = gen::Generator::resume(machine, now, &cfg, &checker.model.stepper(), seed);
+    match favour.is_empty() {
+        true => g.take(steps),
+        false => g.sharpened().take(steps),
+    }
 }
 
 /// Replay `steps` on the reset target through a checker with `devs`, going

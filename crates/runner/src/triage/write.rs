@@ -91,11 +91,15 @@ pub fn table(t: &Triage) -> String {
         let c = &r.campaign;
         let _ = writeln!(
             s,
-            "## Round {}: retry timeout {}, {} kinds left out, baseline [{}]\n\n{} of {} cases diverged ({} steps).\n",
+            "## Round {}: retry timeout {}, {} kinds left out, baseline [{}]{}\n\n{} of {} cases diverged ({} steps).\n",
             i + 1,
             r.profile.retry_timeout,
             r.profile.omit_kinds.len(),
             names(&r.baseline),
+            match r.steered.is_empty() {
+                true => String::new(),
+                false => format!(", steered toward [{}]", r.steered.join(", ")),
+            },
             c.found.len(),
             c.cases,
             c.steps
