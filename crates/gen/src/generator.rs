@@ -59,6 +59,12 @@ const KINDS: [(u64, Kind); 21] = [
     (1, Kind::ScheduleSearch),
 ];
 
+/// How many times as often a favoured kind ([`crate::GenConfig::favour`])
+/// is drawn: enough that a case holds several of them where their kind
+/// weighs little (a suspend is one request in ten), not so many that the
+/// requests that build what they act on (creates, acquires) die out.
+pub const FAVOUR: u64 = 4;
+
 /// Percent of steps that are ticks.
 const TICK_PCT: u64 = 11;
 /// Percent of steps that are ticks when a deadline has just passed.
@@ -151,6 +157,8 @@ pub struct Generator {
     since: Time,
     now: Time,
     kinds: crate::Kinds,
+    /// Kinds drawn [`FAVOUR`] times as often.
+    favour: crate::Kinds,
     probe_pct: u64,
     /// Whether the clock lands on any deadline's instants more often
     /// ([`crate::clock::advance_sharp`]): a case the steering grows.
@@ -200,6 +208,7 @@ impl Generator {
             since: now,
             now,
             kinds: cfg.kinds,
+            favour: cfg.favour,
             probe_pct: cfg.probe_pct,
             sharp: false,
             recording: false,
@@ -305,7 +314,8 @@ impl Generator {
                     .flatten()
                     .filter(|r| self.kinds.contains(r.kind()))
             });
-            Op::Request(aimed.unwrap_or_else(|| request(w, self.kinds, now, rng)))
+            let (kinds, favour) = (self.kinds, self.favour);
+            Op::Request(aimed.unwrap_or_else(|| request(w, kinds, favour, now, rng)))
         };
         let step = Step { now, op };
         self.stepper.step(&mut self.machine, &step);
@@ -340,11 +350,23 @@ impl Iterator for Generator {
     }
 }
 
-/// A request of a kind drawn from [`weights`] (among `kinds`), its fields
-/// chosen by reading the model.
-fn request(w: World, kinds: crate::Kinds, now: Time, rng: &mut TestRng) -> Request {
+/// A request of a kind drawn from [`weights`] (among `kinds`, those in
+/// `favour` [`FAVOUR`] times as often), its fields chosen by reading the
+/// model.
+fn request(
+    w: World,
+    kinds: crate::Kinds,
+    favour: crate::Kinds,
+    now: Time,
+    rng: &mut TestRng,
+) -> Request {
     let mut wt = weights(w);
     wt.retain(|(_, k)| kinds.contains(k.name()));
+    for (n, k) in wt.iter_mut() {
+        if favour.contains(k.name()) {
+            *n *= FAVOUR;
+        }
+    }
     let m = w.m;
     match rng.weighted(&wt) {
         Kind::PromiseCreate => promise_ops::create(w, rng, now),

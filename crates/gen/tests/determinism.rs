@@ -68,6 +68,7 @@ fn the_config_is_honoured() {
         start: 5_000,
         kinds: gen::Kinds::ALL,
         probe_pct: 0,
+        favour: gen::Kinds::NONE,
     };
     let t = generate(3, &c);
     assert_eq!(t.len(), 10);

@@ -291,6 +291,7 @@ fn drive<S: Borrow<Step>>(
                         state: trace,
                         envelope: Vec::new(),
                         judge: Judge::Model,
+                        branches: Vec::new(),
                     };
                     ex.divergence = Some((ex.lines.len() - 1, d));
                     return (ex, answers);

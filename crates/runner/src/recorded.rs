@@ -173,6 +173,7 @@ fn against_record(
         state,
         envelope: Vec::new(),
         judge: Judge::Record,
+        branches: Vec::new(),
     })
 }
 
@@ -209,6 +210,7 @@ fn model_verdict(
         state,
         envelope: Vec::new(),
         judge: Judge::Model,
+        branches: d.branches.clone(),
     };
     (Some(divergence), false)
 }

@@ -274,12 +274,18 @@ fn a_departure_the_catalogue_lacks_is_residue_with_a_scaffold() {
     let scaffold = std::fs::read_to_string(dir.path().join("residue/01.rs")).unwrap();
     assert!(scaffold.contains("impl Hooks for Residue01"), "{scaffold}");
     assert!(scaffold.contains("fn apply("), "{scaffold}");
-    // The witness is the shrunk trace, step for step.
-    for s in f.best.steps() {
-        assert!(
-            scaffold.contains(&format!("wire({}, ", s.now)),
-            "{scaffold}"
-        );
+    // The witness is the shrunk trace, step for step (a class met past an
+    // earlier divergence: the case up to it).
+    let witness = match f.pin {
+        None => f.best.steps(),
+        Some(_) => f.cut.clone(),
+    };
+    for s in witness {
+        let line = match s.op {
+            gen::Op::Tick => format!("tick({})", s.now),
+            gen::Op::Request(_) => format!("wire({}, ", s.now),
+        };
+        assert!(scaffold.contains(&line), "{line}: {scaffold}");
     }
 }
 
@@ -483,4 +489,50 @@ fn a_partial_fit_is_refused_by_a_neighbour_of_its_trace() {
         t.proposals
     );
     assert!(!t.residue.is_empty());
+}
+
+/// Two departures that differ alike are two classes when the model took
+/// different Lean branches at them: `task-create-new-version-zero` (a new
+/// task at version 0, `task.create/new_acquired_200`) and
+/// `task-create-reacquire-no-bump` (a re-acquired task kept at its version,
+/// `task.create/exists_pending_reacquired_200`) both show as `task.create
+/// [data:task.version; state:tasks.version]`. With the first's family left
+/// out of the catalogue it is residue, and the second, met past it, is
+/// still proposed: one class for both was judged by its first case, the
+/// unexplained one, and the second was never proposed.
+#[test]
+fn two_departures_under_one_difference_are_two_classes_by_their_lean_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = TriageConfig {
+        catalogue: deviate::catalogue::without(&["task_version"]).unwrap(),
+        cases: 20,
+        steps: 60,
+        ..config(dir.path())
+    };
+    let mut connect = |_: &Profile| -> Result<Box<dyn Target>, TargetError> {
+        Ok(Box::new(LocalTarget::new(server(&[
+            "task-create-new-version-zero",
+            "task-create-reacquire-no-bump",
+        ]))))
+    };
+    let t = triage(&cfg, &mut connect, &mut std::io::sink()).unwrap();
+    assert_eq!(
+        names(&t),
+        ["task-create-reacquire-no-bump"],
+        "{:?}",
+        t.residue
+    );
+    let residue: Vec<&str> = t.residue.iter().map(|(c, _)| c.as_str()).collect();
+    assert!(
+        residue
+            .iter()
+            .any(|c| c.ends_with("at task.create/new_acquired_200")),
+        "{residue:?}"
+    );
+    assert!(
+        residue
+            .iter()
+            .all(|c| !c.contains("task.create/exists_pending_reacquired_200")),
+        "{residue:?}"
+    );
 }

@@ -54,6 +54,12 @@ pub struct Divergence {
     pub envelope: Vec<EnvelopeDeparture>,
     /// What the target was held to.
     pub judge: Judge,
+    /// The Lean branches the model's own schedule took at the step, in the
+    /// order it took them (empty where no model answer was compared: a
+    /// recorded verdict, a refusal that changed state). Two departures
+    /// under one difference (a version kept on a new task and on a
+    /// re-acquired one) part here, and triage keys its classes by them.
+    pub branches: Vec<Branch>,
 }
 
 impl Divergence {
@@ -66,13 +72,16 @@ impl Divergence {
         model: Option<Divergence>,
     ) -> Divergence {
         let class = DiffClass::of_envelope(kind, &departures, model.as_ref().map(|d| &d.class));
-        let (response, state) = model.map_or((None, Vec::new()), |d| (d.response, d.state));
+        let (response, state, branches) = model.map_or((None, Vec::new(), Vec::new()), |d| {
+            (d.response, d.state, d.branches)
+        });
         Divergence {
             class,
             response,
             state,
             envelope: departures,
             judge: Judge::Model,
+            branches,
         }
     }
 }
@@ -242,6 +251,7 @@ impl Checker {
             state: plain.state.clone(),
             envelope: Vec::new(),
             judge: Judge::Model,
+            branches: plain.hits.clone(),
         };
         let mut checked = self.adopt(plain, false);
         checked.divergence = Some(divergence);

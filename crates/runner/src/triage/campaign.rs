@@ -39,6 +39,9 @@ pub struct CampaignSpec {
     pub shrink_time: Duration,
     /// Where the traces go.
     pub dir: PathBuf,
+    /// The kinds the cases are steered toward (none: plain cases): drawn
+    /// more often, the clock sharpened onto deadlines ([`steered`]).
+    pub favour: gen::Kinds,
 }
 
 /// A case that diverged.
@@ -136,7 +139,10 @@ pub fn campaign(
     let mut c = Campaign::default();
     for case in 0..spec.cases {
         let seed = gen::case_seed(spec.seed, case);
-        let steps = checker.stream(seed, spec.steps, 0);
+        let steps = match spec.favour.is_empty() {
+            true => checker.stream(seed, spec.steps, 0),
+            false => steered(&checker, seed, spec.steps, spec.favour),
+        };
         let mut ex = execute_stream(target, &mut checker, steps, Expect::Model, opts);
         // The case's lines so far, and where the current part began.
         let mut lines: Vec<Line> = Vec::new();
@@ -263,7 +269,7 @@ pub fn campaign(
             }
             let now = lines.last().map_or(0, |l| l.step.now);
             pin::pin(&mut checker, state.clone());
-            let rest = pin::resume(&checker, &state, now, seed, depth + 1, left);
+            let rest = pin::resume(&checker, &state, now, seed, depth + 1, left, spec.favour);
             pin = Some(Pin {
                 from: lines.len(),
                 state,
@@ -274,6 +280,30 @@ pub fn campaign(
         c.cases += 1;
     }
     Ok(c)
+}
+
+/// A case steered toward `favour`: the checker's model and the profile's
+/// kinds, as [`Checker::stream`], but the favoured kinds drawn
+/// [`gen::FAVOUR`] times as often and the clock sharpened (it
+/// lands on deadlines' instants more often, where a tick fires several
+/// timeouts at once). A residue's departures sit in its kinds, and what
+/// they hide or resemble is met by more cases of them.
+fn steered(
+    checker: &Checker,
+    seed: u64,
+    steps: usize,
+    favour: gen::Kinds,
+) -> std::iter::Take<gen::Generator> {
+    let cfg = gen::GenConfig {
+        steps,
+        retry_timeout: checker.profile.retry_timeout,
+        kinds: checker.profile.kinds(),
+        favour,
+        ..gen::GenConfig::default()
+    };
+    gen::Generator::with_stepper(seed, &cfg, checker.model.stepper())
+        .sharpened()
+        .take(steps)
 }
 
 /// Reset the target and send `steps` again: whether it then shows the

@@ -76,7 +76,7 @@ pub fn neighbours(f: &Found, profile: &Profile, base: &[&'static Deviation]) -> 
         let len = (2 * (cut.len() - k)).max(MIN_CONTINUATION);
         let state = checker.model.state.clone();
         let seed = f.case.wrapping_mul(0x9E37_79B9).wrapping_add(k as u64);
-        let rest = pin::resume(&checker, &state, now, seed, i, len);
+        let rest = pin::resume(&checker, &state, now, seed, i, len, gen::Kinds::NONE);
         let mut steps: Vec<Step> = cut[..k].to_vec();
         steps.extend(rest);
         out.push(steps);
@@ -150,26 +150,37 @@ enum Met {
     Stuck,
 }
 
+/// What every replay of a neighbour on the target shares: the profile it
+/// runs under, whether state is compared, and the known residue a replay
+/// may go on past.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayOptions<'a> {
+    /// The profile of the triage's round.
+    pub profile: &'a Profile,
+    /// Compare `debug.snap` after every step.
+    pub check_state: bool,
+    /// Known residue classes ([`super::rollup::class_key`]).
+    pub known: &'a BTreeSet<String>,
+}
+
 /// Replay `steps[..=end]` on the reset target through a checker with
 /// `devs`, going on past a divergence (the model pinned to the target's
 /// snapshot) where it is part of the case's own past (before `from`, the
-/// pin of a continued finding) or known residue (`known`), as a
-/// confirming replay does ([`pin::replay_diverges`]), unless `stops`
-/// says it counts anyway.
-#[allow(clippy::too_many_arguments)]
+/// pin of a continued finding) or known residue, as a confirming replay
+/// does ([`pin::replay_diverges`]), unless `stops` says it counts anyway.
 fn replay(
+    o: ReplayOptions,
     steps: &[Step],
     end: usize,
     from: usize,
-    profile: &Profile,
     devs: &[&'static Deviation],
     target: &mut dyn Target,
-    check_state: bool,
-    known: &BTreeSet<String>,
     stops: &dyn Fn(usize, &Divergence) -> bool,
 ) -> Result<Met, TargetError> {
-    let opts = ExecOptions { check_state };
-    let mut checker = Checker::with_deviations(profile.clone(), devs.to_vec());
+    let opts = ExecOptions {
+        check_state: o.check_state,
+    };
+    let mut checker = Checker::with_deviations(o.profile.clone(), devs.to_vec());
     let mut ex = execute(target, &mut checker, &steps[..=end], Expect::Model, opts);
     let mut at = 0;
     loop {
@@ -180,10 +191,11 @@ fn replay(
             return Ok(Met::Green);
         };
         let i = at + i;
-        if i >= end || (i >= from && (!known.contains(&d.class.to_string()) || stops(i, &d))) {
+        let known = o.known.contains(&super::rollup::class_key(&d));
+        if i >= end || (i >= from && (!known || stops(i, &d))) {
             return Ok(Met::At(i, Box::new(d)));
         }
-        if !check_state {
+        if !o.check_state {
             return Ok(Met::Stuck);
         }
         let snap = target.snap()?;
@@ -199,29 +211,16 @@ fn replay(
 
 /// Whether the target agrees at `at` with the checker's model with `devs`
 /// (`None`: it diverged before, so the case says nothing of `at`).
-#[allow(clippy::too_many_arguments)]
 fn agrees_at(
+    o: ReplayOptions,
     steps: &[Step],
     at: usize,
     from: usize,
-    profile: &Profile,
     devs: &[&'static Deviation],
     target: &mut dyn Target,
-    check_state: bool,
-    known: &BTreeSet<String>,
 ) -> Result<Option<bool>, TargetError> {
     Ok(
-        match replay(
-            steps,
-            at,
-            from,
-            profile,
-            devs,
-            target,
-            check_state,
-            known,
-            &|_, _| false,
-        )? {
+        match replay(o, steps, at, from, devs, target, &|_, _| false)? {
             Met::Green => Some(true),
             Met::At(i, _) if i == at => Some(false),
             _ => None,
@@ -232,25 +231,22 @@ fn agrees_at(
 /// Decide between two full baselines `a` and `b` (each the baseline so far
 /// with one explanation in place) on `f`'s neighbours: the first neighbour
 /// on which they part and the target goes as far as that step decides.
-#[allow(clippy::too_many_arguments)]
 pub fn decide(
     f: &Found,
-    profile: &Profile,
+    o: ReplayOptions,
     base: &[&'static Deviation],
     a: &[&'static Deviation],
     b: &[&'static Deviation],
     target: &mut dyn Target,
-    check_state: bool,
-    known: &BTreeSet<String>,
 ) -> Result<Verdict, TargetError> {
-    let start = f.start(profile.retry_timeout);
+    let start = f.start(o.profile.retry_timeout);
     let from = f.pin.as_ref().map_or(0, |p| p.from);
-    for steps in neighbours(f, profile, base) {
-        let Some(at) = parting(&steps, from, &start, profile, a, b, check_state) else {
+    for steps in neighbours(f, o.profile, base) {
+        let Some(at) = parting(&steps, from, &start, o.profile, a, b, o.check_state) else {
             continue;
         };
-        let with_a = agrees_at(&steps, at, from, profile, a, target, check_state, known)?;
-        let with_b = agrees_at(&steps, at, from, profile, b, target, check_state, known)?;
+        let with_a = agrees_at(o, &steps, at, from, a, target)?;
+        let with_b = agrees_at(o, &steps, at, from, b, target)?;
         match (with_a, with_b) {
             (Some(true), Some(false)) => return Ok(Verdict::First),
             (Some(false), Some(true)) => return Ok(Verdict::Second),
@@ -275,38 +271,26 @@ pub fn decide(
 /// the refuting neighbour, up to the step that refutes.
 pub fn refuting(
     f: &Found,
-    profile: &Profile,
+    o: ReplayOptions,
     base: &[&'static Deviation],
     with: &[&'static Deviation],
     target: &mut dyn Target,
-    check_state: bool,
-    known: &BTreeSet<String>,
 ) -> Result<Option<Vec<Step>>, TargetError> {
+    let profile = o.profile;
     let start = f.start(profile.retry_timeout);
     let from = f.pin.as_ref().map_or(0, |p| p.from);
     let kind = &f.shrunk_divergence().class.kind;
     let shrunk = f.shrunk_steps();
     let claimed = branches(&start, &shrunk, profile, base);
     for steps in neighbours(f, profile, base) {
-        let part = parting(&steps, from, &start, profile, with, base, check_state);
+        let part = parting(&steps, from, &start, profile, with, base, o.check_state);
         let end = part.unwrap_or(steps.len() - 1);
         // The class's own departure recurring counts even where it is
         // known residue: that is what the candidate claimed to explain.
         let recurs = |i: usize, d: &Divergence| {
             d.class.kind == *kind && branches(&start, &steps[from..=i], profile, base) == claimed
         };
-        let met = replay(
-            &steps,
-            end,
-            from,
-            profile,
-            with,
-            target,
-            check_state,
-            known,
-            &recurs,
-        )?;
-        let Met::At(i, d) = met else {
+        let Met::At(i, d) = replay(o, &steps, end, from, with, target, &recurs)? else {
             continue;
         };
         if Some(i) == part || recurs(i, &d) {

@@ -40,7 +40,7 @@ const CONFIRM_CASES: usize = 3;
 /// What the inference made of one class.
 #[derive(Clone, Debug)]
 pub struct Proposal {
-    /// The class (the shrunk traces', as printed).
+    /// The class (the shrunk traces', [`super::rollup::class_key`]).
     pub class: String,
     /// Its cases.
     pub cases: Vec<u64>,
@@ -75,7 +75,7 @@ pub struct ExplainOptions<'a> {
     pub check_state: bool,
     /// The deviations to infer from (the catalogue, or part of it).
     pub catalogue: &'a [&'static Deviation],
-    /// Known residue classes (as printed): a confirming replay goes on past
+    /// Known residue classes ([`super::rollup::class_key`]): a confirming replay goes on past
     /// these and only these ([`pin::replay_diverges`]).
     pub known: &'a BTreeSet<String>,
     /// Candidates an earlier round refused for this class (a partial
@@ -103,7 +103,9 @@ pub fn explain(
         kept: false,
         alternatives: Vec::new(),
         told_apart: Vec::new(),
-        refused: Vec::new(),
+        // A refutation stands: a later round's cases (another shrunk trace,
+        // a steered campaign) may never get as far as a neighbour again.
+        refused: opts.refused.to_vec(),
         covered: false,
     };
     let Some(rep) = cases.first() else {
@@ -145,16 +147,18 @@ pub fn explain(
         if p.alternatives.contains(&cand) || p.told_apart.contains(&cand) {
             continue;
         }
-        let cs = opts.check_state;
+        let ro = distinguish::ReplayOptions {
+            profile,
+            check_state: opts.check_state,
+            known: opts.known,
+        };
         if opts.refused.contains(&cand) {
             if !p.refused.contains(&cand) {
                 p.refused.push(cand);
             }
             continue;
         }
-        if let Some(n) =
-            distinguish::refuting(rep, profile, &base_before, &with, target, cs, opts.known)?
-        {
+        if let Some(n) = distinguish::refuting(rep, ro, &base_before, &with, target)? {
             let _ = writeln!(
                 out,
                 "  refused (a partial fit: a neighbour of its trace, {} steps, answers otherwise): {names} for {class}",
@@ -164,16 +168,7 @@ pub fn explain(
             continue;
         }
         if p.kept {
-            match distinguish::decide(
-                rep,
-                profile,
-                &base_before,
-                base,
-                &with,
-                target,
-                cs,
-                opts.known,
-            )? {
+            match distinguish::decide(rep, ro, &base_before, base, &with, target)? {
                 Verdict::Tie => {
                     let _ = writeln!(out, "  tie (no case tells them apart): {names} for {class}");
                     p.alternatives.push(cand);

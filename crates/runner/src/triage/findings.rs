@@ -408,6 +408,7 @@ mod tests {
             state,
             envelope: Vec::new(),
             judge: Judge::Model,
+            branches: Vec::new(),
         }
     }
 

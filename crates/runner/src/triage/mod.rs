@@ -16,9 +16,14 @@
 //! was kept, to reach what those departures hid. A residue class ends every
 //! case that meets it, so the next rounds leave its request kind out of
 //! generation (exploration only: never in the proposed profile, which can
-//! not hide what the spec defines) to reach what it hid. It stops when a
-//! round keeps nothing new and leaves nothing new out, or after the rounds
-//! budget.
+//! not hide what the spec defines) to reach what it hid. Once there is
+//! residue, later rounds are steered toward its kinds (their requests drawn
+//! more often, the clock sharpened onto deadlines: [`campaign::steered`]):
+//! the unexplained departures live there, and so do the cases that reach
+//! what they hide or resemble (a cycle of suspended tasks timing out in
+//! one tick, behind a suspend's residue). It stops when a round keeps
+//! nothing new, leaves nothing new out and has no new residue kind to steer
+//! toward, or after the rounds budget.
 
 pub mod campaign;
 pub mod distinguish;
@@ -80,6 +85,8 @@ pub struct Round {
     pub profile: Profile,
     /// The baseline it ran with.
     pub baseline: Vec<&'static Deviation>,
+    /// The residue kinds its cases were steered toward (empty: none).
+    pub steered: Vec<String>,
     /// What it saw.
     pub campaign: Campaign,
     /// Its rollup by finding.
@@ -115,6 +122,10 @@ impl Triage {
     }
 }
 
+/// The baseline a class's candidates were refused against, and those
+/// candidates.
+type Refusals = (Vec<&'static Deviation>, Vec<Vec<&'static Deviation>>);
+
 /// The most passes over a round's classes (see [`triage`]).
 const MAX_PASSES: usize = 3;
 
@@ -133,14 +144,20 @@ pub fn triage(
     let mut baseline: Vec<&'static Deviation> = Vec::new();
     let mut rounds = Vec::new();
     let mut proposals: BTreeMap<String, Proposal> = BTreeMap::new();
+    // Per class, the candidates refused and the baseline they were refused
+    // against.
+    let mut refusals: BTreeMap<String, Refusals> = BTreeMap::new();
     let mut residue: BTreeMap<String, Found> = BTreeMap::new();
     let name = "triage";
     // Kinds left out to explore past residue, with the class that did it
     // (only where a case could not go on past it: [`pin`]).
     let mut explore: BTreeMap<String, String> = BTreeMap::new();
-    // The classes (as printed) of every residue case, its first divergence
-    // and its shrunk one: a confirming replay goes on past these only.
+    // The classes ([`rollup::class_key`]) of every residue case, its first
+    // divergence and its shrunk one: a confirming replay goes on past these
+    // only.
     let mut known: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    // The residue's kinds the campaigns are steered toward, once met.
+    let mut steer: BTreeSet<String> = BTreeSet::new();
     for r in 0..cfg.rounds {
         let mut profile = draft.profile(&cfg.profile, name);
         for (k, class) in &explore {
@@ -160,17 +177,27 @@ pub fn triage(
             check_state: cfg.check_state,
             shrink_time: cfg.shrink_time,
             dir: cfg.out.join(format!("round-{}", r + 1)),
+            favour: favour(&steer, &profile),
         };
+        let steered: Vec<String> = steer
+            .iter()
+            .filter(|k| spec.favour.contains(k))
+            .cloned()
+            .collect();
         let _ = writeln!(
             out,
-            "round {}: {} cases × {} steps, retry timeout {}, {} kinds left out, {} spelling rules, baseline [{}]",
+            "round {}: {} cases × {} steps, retry timeout {}, {} kinds left out, {} spelling rules, baseline [{}]{}",
             r + 1,
             cfg.cases,
             cfg.steps,
             profile.retry_timeout,
             profile.omit_kinds.len(),
             draft.rules.len(),
-            names(&baseline)
+            names(&baseline),
+            match steered.is_empty() {
+                true => String::new(),
+                false => format!(", steered toward [{}]", steered.join(", ")),
+            }
         );
         let c = campaign(&spec, &profile, &baseline, target.as_mut(), out)?;
         let rows = rollup::by_finding(&c, profile.retry_timeout, &baseline);
@@ -192,6 +219,7 @@ pub fn triage(
         rounds.push(Round {
             profile: profile.clone(),
             baseline: baseline.clone(),
+            steered,
             campaign: c,
             rows,
         });
@@ -201,6 +229,47 @@ pub fn triage(
             continue;
         }
         let kept_before = baseline.len();
+        // A kept explanation whose own class (the same difference at the
+        // same Lean branch) comes back in a run with it, and whose case a
+        // replay with the baseline does not pass (a continued case is never
+        // evidence alone), is a partial fit: the run with it is not green.
+        // It leaves the baseline, refused against the baseline without it,
+        // and its class is judged again.
+        for (class, cases) in &classes {
+            let Some(p) = proposals.get_mut(class) else {
+                continue;
+            };
+            if !p.kept || p.covered || p.deviations.is_empty() {
+                continue;
+            }
+            let others = known_except(&known, class, cases.iter());
+            let opts = ExplainOptions {
+                max_together: cfg.max_together,
+                check_state: cfg.check_state,
+                catalogue: &cfg.catalogue,
+                known: &others,
+                refused: &[],
+            };
+            if explain::confirm(&cases[0], &profile, &baseline, target.as_mut(), opts)? {
+                continue;
+            }
+            let devs = std::mem::take(&mut p.deviations);
+            baseline.retain(|d| !devs.contains(d));
+            let _ = writeln!(
+                out,
+                "  refused (its class recurs with it in the baseline): {} for {class}",
+                names(&devs)
+            );
+            p.kept = false;
+            p.refused.push(devs.clone());
+            let entry = refusals
+                .entry(class.clone())
+                .or_insert_with(|| (baseline.clone(), Vec::new()));
+            if entry.0 != baseline {
+                *entry = (baseline.clone(), Vec::new());
+            }
+            entry.1.push(devs);
+        }
         // Passes until nothing changes: a class met past an earlier
         // divergence of its case is confirmed only once that one is
         // explained or known residue, which a later class of the same pass
@@ -212,9 +281,14 @@ pub fn triage(
             for entry in open {
                 let (class, cases) = entry;
                 let others = known_except(&known, class, cases.iter());
-                let refused = proposals
-                    .get(class)
-                    .map_or(Vec::new(), |p| p.refused.clone());
+                // A refusal stands while the baseline it was made against
+                // does: a neighbour may have refuted it through a departure
+                // explained since.
+                let refused = match refusals.get(class) {
+                    Some((against, r)) if *against == baseline => r.clone(),
+                    _ => Vec::new(),
+                };
+                let against = baseline.clone();
                 let opts = ExplainOptions {
                     max_together: cfg.max_together,
                     check_state: cfg.check_state,
@@ -238,10 +312,13 @@ pub fn triage(
                 } else {
                     residue.insert(class.clone(), cases[0].clone());
                     let mut strings: BTreeSet<String> =
-                        cases.iter().map(|f| f.first.class.to_string()).collect();
+                        cases.iter().map(|f| rollup::class_key(&f.first)).collect();
                     strings.insert(class.clone());
                     known.insert(class.clone(), strings);
                     still.push(entry);
+                }
+                if !p.refused.is_empty() {
+                    refusals.insert(class.clone(), (against, p.refused.clone()));
                 }
                 proposals.insert(class.clone(), p);
             }
@@ -289,7 +366,12 @@ pub fn triage(
                 explore.insert(kind, class.clone());
             }
         }
-        if baseline.len() == kept_before && explore.len() == explored {
+        // Steer the next rounds toward the residue's kinds too; a kind
+        // new to the steering is worth a round even when nothing was kept.
+        let steered_before = favour(&steer, &profile);
+        steer.extend(residue.values().map(rollup::kind_of));
+        let steers_anew = favour(&steer, &profile) != steered_before;
+        if baseline.len() == kept_before && explore.len() == explored && !steers_anew {
             break;
         }
     }
@@ -321,9 +403,19 @@ fn known_except<'a>(
         .collect();
     out.remove(class);
     for f in cases {
-        out.remove(&f.first.class.to_string());
+        out.remove(&rollup::class_key(&f.first));
     }
     out
+}
+
+/// The request kinds of `steer` the profile generates (a tick's residue
+/// steers by the sharpened clock alone, which every steered case has).
+fn favour(steer: &BTreeSet<String>, profile: &Profile) -> gen::Kinds {
+    let kinds = profile.kinds();
+    steer
+        .iter()
+        .filter(|k| kinds.contains(k))
+        .fold(gen::Kinds::NONE, |f, k| f.with(k).unwrap_or(f))
 }
 
 /// How many divergences a finding's case went on past before it.

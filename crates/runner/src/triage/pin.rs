@@ -76,7 +76,9 @@ pub fn pin(checker: &mut Checker, state: State) {
 
 /// The generator of the rest of a case from a pinned state at `now`: the
 /// checker's model (with its baseline) and the profile's kinds, seeded by
-/// the case's seed and how deep it is.
+/// the case's seed and how deep it is; steered toward `favour` (its kinds
+/// drawn more often, the clock sharpened onto deadlines) unless it is
+/// empty.
 pub fn resume(
     checker: &Checker,
     state: &State,
@@ -84,6 +86,7 @@ pub fn resume(
     seed: u64,
     depth: usize,
     steps: usize,
+    favour: gen::Kinds,
 ) -> std::iter::Take<gen::Generator> {
     let mut machine = Machine::new(state.config);
     machine.state = state.clone();
@@ -91,14 +94,20 @@ pub fn resume(
         steps,
         retry_timeout: checker.profile.retry_timeout,
         kinds: checker.profile.kinds(),
+        favour,
         ..gen::GenConfig::default()
     };
     let seed = gen::case_seed(seed, depth as u64);
-    gen::Generator::resume(machine, now, &cfg, &checker.model.stepper(), seed).take(steps)
+    let g = gen::Generator::resume(machine, now, &cfg, &checker.model.stepper(), seed);
+    match favour.is_empty() {
+        true => g.take(steps),
+        false => g.sharpened().take(steps),
+    }
 }
 
 /// Replay `steps` on the reset target through a checker with `devs`, going
-/// on past a divergence only when its class (as printed) is in `known`
+/// on past a divergence only when its class ([`super::rollup::class_key`])
+/// is in `known`
 /// (known residue) and the snapshot pins: whether any other divergence is
 /// met. A target fault ends it.
 pub fn replay_diverges(
@@ -119,7 +128,7 @@ pub fn replay_diverges(
         let Some((i, d)) = &ex.divergence else {
             return Ok(false);
         };
-        if !known.contains(&d.class.to_string()) || !opts.check_state {
+        if !known.contains(&super::rollup::class_key(d)) || !opts.check_state {
             return Ok(true);
         }
         let snap = target.snap()?;

@@ -3,7 +3,7 @@
 //! it rests on; and the behavioural classes, grouped by the shrunk trace's
 //! class.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use deviate::{Deviant, Deviation};
@@ -11,7 +11,7 @@ use model::state::ServerConfig;
 
 use super::campaign::{Campaign, Found};
 use super::findings::{findings, Finding};
-use crate::check::step_kind;
+use crate::check::{step_kind, Divergence};
 
 /// One line of the rollup.
 #[derive(Clone, Debug)]
@@ -47,16 +47,40 @@ pub fn by_finding(c: &Campaign, retry: u64, deviations: &[&'static Deviation]) -
     rows.into_values().collect()
 }
 
-/// The cases of a campaign grouped by their shrunk trace's class (as
-/// printed), the cases of each in case order.
+/// The cases of a campaign grouped by their shrunk trace's [`class_key`],
+/// the cases of each in case order.
 pub fn by_class(c: &Campaign) -> BTreeMap<String, Vec<&Found>> {
     let mut out: BTreeMap<String, Vec<&Found>> = BTreeMap::new();
     for f in &c.found {
-        out.entry(f.shrunk_divergence().class.to_string())
+        out.entry(class_key(f.shrunk_divergence()))
             .or_default()
             .push(f);
     }
     out
+}
+
+/// A behavioural class: what differs (the class as printed) and where in
+/// the Lean the model was when it did, `CLASS at BRANCH, …`. What differs
+/// alone lumps departures that show alike: a task kept at its version
+/// when created new (`task.create/new_acquired_200`) and when re-acquired
+/// (`task.create/exists_pending_reacquired_200`) differ the same way, and
+/// one class would be explained (or left as residue) for both by its
+/// first case. A request's branches are its own handler's (a cascade's
+/// resumes and settlements belong to the departure, not to which one it
+/// is); a tick's are every timeout it fired, each once.
+pub fn class_key(d: &Divergence) -> String {
+    let kind = d.class.kind.as_str();
+    let own: BTreeSet<&str> = d
+        .branches
+        .iter()
+        .map(|b| b.name())
+        .filter(|b| kind == "debug.tick" || b.split('/').next() == Some(kind))
+        .collect();
+    if own.is_empty() {
+        return d.class.to_string();
+    }
+    let own: Vec<&str> = own.into_iter().collect();
+    format!("{} at {}", d.class, own.join(", "))
 }
 
 /// The request kind (or `debug.tick`) of a case's diverging step.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::draft::Rule;
 use super::findings::Finding;
-use super::rollup::{kind_of, lean};
+use super::rollup::{class_key, kind_of, lean};
 use super::{names, scaffold, Triage};
 use crate::baseline::Baseline;
 
@@ -91,11 +91,15 @@ pub fn table(t: &Triage) -> String {
         let c = &r.campaign;
         let _ = writeln!(
             s,
-            "## Round {}: retry timeout {}, {} kinds left out, baseline [{}]\n\n{} of {} cases diverged ({} steps).\n",
+            "## Round {}: retry timeout {}, {} kinds left out, baseline [{}]{}\n\n{} of {} cases diverged ({} steps).\n",
             i + 1,
             r.profile.retry_timeout,
             r.profile.omit_kinds.len(),
             names(&r.baseline),
+            match r.steered.is_empty() {
+                true => String::new(),
+                false => format!(", steered toward [{}]", r.steered.join(", ")),
+            },
             c.found.len(),
             c.cases,
             c.steps
@@ -131,7 +135,7 @@ pub fn table(t: &Triage) -> String {
             .rounds
             .iter()
             .flat_map(|r| r.campaign.found.iter())
-            .find(|f| f.shrunk_divergence().class.to_string() == p.class)
+            .find(|f| class_key(f.shrunk_divergence()) == p.class)
         else {
             continue;
         };
