@@ -20,8 +20,9 @@
 //! - a schedule's timeout creates promises named from its template: it
 //!   links the schedule with the ids of every occurrence due by `now` (a
 //!   schedule created in the epoch is first due after it);
-//! - a search reads every object of its kind: a promise or task search
-//!   joins every id, a schedule search every schedule;
+//! - a search reads nothing: the spec answers 501 (P-06, T-11, S-04);
+//!   were it to read every object of its kind, `Key::AllIds` and
+//!   `Key::AllSchedules` join them;
 //! - a tick touches every due object, but its response carries nothing:
 //!   it is projected onto each component as "fire what of this component
 //!   was due at my start, by my end", and joins none.
@@ -79,7 +80,16 @@ pub fn request_keys(req: &Request) -> Vec<Key> {
         Request::PromiseSettle(r) => vec![id(&r.id)],
         Request::PromiseRegisterCallback(r) => vec![id(&r.awaited), id(&r.awaiter)],
         Request::PromiseRegisterListener(r) => vec![id(&r.awaited)],
-        Request::PromiseSearch(_) | Request::TaskSearch(_) => vec![Key::AllIds],
+        // P-06, T-11 and S-04 answer 501 without reading the state (the
+        // filtering contract is not specified at this spec commit): a
+        // search touches nothing. Naming every object instead joined every
+        // id of its epoch into one component and, under the reduction,
+        // made every due timer observed while the search was unplaced: the
+        // full search over every subset of firings (issue 15's 8-client
+        // blow-up: 300,000 configurations and 1.2 M memo hits in one epoch).
+        Request::PromiseSearch(_) | Request::TaskSearch(_) | Request::ScheduleSearch(_) => {
+            Vec::new()
+        }
         Request::TaskGet(r) => vec![id(&r.id)],
         Request::TaskCreate(r) => vec![id(&r.action.id)],
         Request::TaskAcquire(r) => vec![id(&r.id)],
@@ -105,7 +115,6 @@ pub fn request_keys(req: &Request) -> Vec<Key> {
         Request::ScheduleGet(r) => vec![Key::Schedule(r.id.clone())],
         Request::ScheduleCreate(r) => vec![Key::Schedule(r.id.clone())],
         Request::ScheduleDelete(r) => vec![Key::Schedule(r.id.clone())],
-        Request::ScheduleSearch(_) => vec![Key::AllSchedules],
     }
 }
 

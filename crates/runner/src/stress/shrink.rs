@@ -107,7 +107,8 @@ impl Scenario {
     /// concurrent epoch: a request naming an object the epoch's operations
     /// name, or one a kept later step names (`lin::partition`'s keys),
     /// and the ticks when `keep_ticks`. `None` when the epoch holds a
-    /// search (it reads every object).
+    /// request that reads every object of a kind (none does at this spec
+    /// commit: a search answers 501).
     fn relevant(&self, keep_ticks: bool) -> Option<Scenario> {
         let mut keys: BTreeSet<Key> = BTreeSet::new();
         for step in self.queues.iter().flatten() {
