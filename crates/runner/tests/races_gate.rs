@@ -53,8 +53,11 @@ fn gate(rows: Vec<runner::stress::hunt::Hunted>, log: Vec<u8>, most_ops: usize) 
     }
 }
 
+/// Under load the clients' threads are scheduled late and out of order;
+/// the shrink's paced re-runs send the failing epoch in the order the run
+/// invoked it, so the rival lands inside the racy handler's window again.
 #[test]
-#[ignore = "every race is found (14 of 14 in `conform races`, 3 min), but race-tick and race-promise.register_callback are not reliably shrunk to 24 operations: a failing component with many due timers of its own is still searched exhaustively; run with --ignored, or `conform races`"]
+#[ignore = "the shrink now reproduces every race under load (3 runs of 3 in debug, load 11-12: 71-99 s, every race found and shrunk to at most 15 operations), but a 4th run spent over 20 min in the run's own check of the 11th race's failing epoch (lin::search under the 2,000,000-configuration budget, in debug): the hunt's search is not yet bounded for CI; run with --ignored, or `conform races`"]
 fn every_planted_race_is_found_and_shrunk() {
     let dir = tempfile::tempdir().unwrap();
     let mut log = Vec::new();

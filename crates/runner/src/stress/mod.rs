@@ -11,6 +11,7 @@ pub mod html;
 pub mod hunt;
 pub mod process;
 pub mod replay;
+pub mod scenario;
 pub mod shrink;
 
 use std::io::Write;
@@ -120,7 +121,8 @@ impl StressConfig {
         )
     }
 
-    fn header(&self) -> HistoryHeader {
+    /// The header of the history a run with this configuration writes.
+    pub fn header(&self) -> HistoryHeader {
         let mut options = Map::new();
         options.insert("retryTimeout".into(), json!(self.profile.retry_timeout));
         options.insert("checkState".into(), json!(self.reach.check_state));

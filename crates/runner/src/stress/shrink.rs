@@ -1,7 +1,7 @@
-//! Shrinking a history no order explains, by re-running it: a *scenario*
-//! is the sequential prefix that rebuilds the failing epoch's start state
-//! (an order the checker found for the epochs before it) and the failing
-//! epoch's operations, client by client. A candidate scenario is kept when
+//! Shrinking a history no order explains, by re-running it: a
+//! [`Scenario`] is the sequential prefix that rebuilds the failing epoch's
+//! start state (an order the checker found for the epochs before it) and
+//! the failing epoch's operations, client by client. A candidate scenario is kept when
 //! re-running it (up to [`StressConfig::attempts`] times: a race shows only
 //! in some interleavings; three times that for the first, the whole
 //! failing epoch; once for a candidate of one client, which is one
@@ -13,187 +13,23 @@
 //! operations are already one component of it, `lin::partition`); drop
 //! prefix chunks, halves first down to single steps
 //! (the sequential shrinker's `delete_chunks`); drop concurrent operations
-//! one at a time (fewer operations, then fewer clients). Repeated until a
-//! round gains nothing or the time budget ends.
+//! one at a time (fewer operations); move one client's operations onto
+//! another's, in invocation order (fewer clients: the operations around a
+//! racing pair need not run beside it). Repeated until a round gains
+//! nothing or the time budget ends.
 
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use gen::{Op, Step};
-
 use super::process::ServerProcess;
 use super::{crash_one, run_one, Clock, Pace, StressConfig, CRASH_AFTER};
 use crate::lin::history::{History, HistoryHeader};
-use crate::lin::partition::{request_keys, Key};
 use crate::lin::shown::Recorder;
 use crate::lin::{Failure, Linearizer, Verdict};
 use crate::target::{Client, Target, TargetError};
 
-/// What is re-run: a prefix, then one concurrent epoch.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Scenario {
-    /// Sequential steps, each epoch one `now`.
-    pub prefix: Vec<Step>,
-    /// The concurrent epoch's `now`.
-    pub now: u64,
-    /// Its operations, per client.
-    pub queues: Vec<Vec<Step>>,
-    /// The client of each of them, in the order the failing run invoked
-    /// them: a paced re-run sends them in that order ([`Pace`]).
-    pub order: Vec<usize>,
-    /// Whether the target is killed and restarted after them, before the
-    /// barrier (the failing epoch crashed).
-    pub crash: bool,
-}
-
-impl Scenario {
-    /// The scenario of a failure: its prefix, and its epoch's operations
-    /// (without the indeterminate ones of earlier epochs) per client. When
-    /// the epoch crashed, only the operations acknowledged before the
-    /// crash: a re-run kills the target after its operations, so the crash
-    /// comes at the same point of the history, after the last one
-    /// acknowledged. Sending an operation that was in flight at the crash
-    /// would move it past that one: what a durability bug loses (the last
-    /// step logged, or held back) would then be another step, perhaps one
-    /// whose loss changes nothing (a heartbeat at the `now` its acquire
-    /// already set the lease for).
-    pub fn of(f: &Failure, clients: usize, crash: bool) -> Scenario {
-        let mut queues = vec![Vec::new(); clients];
-        let mut ops: Vec<_> = f
-            .ops
-            .iter()
-            .filter(|o| o.epoch == f.epoch && (!crash || o.is_ok()))
-            .collect();
-        ops.sort_by_key(|o| o.id);
-        for op in &ops {
-            queues[op.client].push(op.step.clone());
-        }
-        Scenario {
-            prefix: f.prefix.clone(),
-            now: f.now,
-            queues,
-            order: ops.iter().map(|o| o.client).collect(),
-            crash,
-        }
-    }
-
-    /// The scenario without client `client`'s `i`-th concurrent operation.
-    fn without(&self, client: usize, i: usize) -> Scenario {
-        let mut c = self.clone();
-        c.queues[client].remove(i);
-        let at = self
-            .order
-            .iter()
-            .enumerate()
-            .filter(|(_, &k)| k == client)
-            .nth(i)
-            .map(|(at, _)| at);
-        if let Some(at) = at {
-            c.order.remove(at);
-        }
-        c
-    }
-
-    /// Whether its concurrent epoch has operations of two clients or more:
-    /// else every re-run sends one sequence, and one attempt says all that
-    /// re-running it can.
-    fn concurrent(&self) -> bool {
-        self.queues.iter().filter(|q| !q.is_empty()).count() > 1
-    }
-
-    /// The scenario with only the prefix steps that can matter to its
-    /// concurrent epoch: a request naming an object the epoch's operations
-    /// name, or one a kept later step names (`lin::partition`'s keys),
-    /// and the ticks when `keep_ticks`. `None` when the epoch holds a
-    /// request that reads every object of a kind (none does at this spec
-    /// commit: a search answers 501).
-    fn relevant(&self, keep_ticks: bool) -> Option<Scenario> {
-        let mut keys: BTreeSet<Key> = BTreeSet::new();
-        for step in self.queues.iter().flatten() {
-            if let Op::Request(r) = &step.op {
-                keys.extend(request_keys(r));
-            }
-        }
-        if keys.contains(&Key::AllIds) || keys.contains(&Key::AllSchedules) {
-            return None;
-        }
-        let mut kept: Vec<Step> = Vec::new();
-        for step in self.prefix.iter().rev() {
-            let keep = match &step.op {
-                Op::Tick => keep_ticks,
-                Op::Request(r) => {
-                    let named = request_keys(r);
-                    let hit = named.iter().any(|k| keys.contains(k));
-                    if hit {
-                        keys.extend(named);
-                    }
-                    hit
-                }
-            };
-            if keep {
-                kept.push(step.clone());
-            }
-        }
-        kept.reverse();
-        Some(Scenario {
-            prefix: kept,
-            ..self.clone()
-        })
-    }
-
-    /// Its size: operations, then clients used.
-    fn size(&self) -> (usize, usize) {
-        let ops = self.prefix.len() + self.queues.iter().map(Vec::len).sum::<usize>();
-        (ops, self.queues.iter().filter(|q| !q.is_empty()).count())
-    }
-}
-
-/// One epoch to send again: its `now`, its operations per client, and
-/// whether the target is killed and restarted after them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Group {
-    /// The epoch's `now`.
-    pub now: u64,
-    /// Its operations, per client.
-    pub queues: Vec<Vec<Step>>,
-    /// The client of each operation in invocation order, to pace a re-run
-    /// by ([`Pace`]); empty: not known, or one client.
-    pub order: Vec<usize>,
-    /// Crash after the operations, before the barrier.
-    pub crash: bool,
-}
-
-impl Scenario {
-    /// The epochs that re-run it on `clients` clients: one per `now` of
-    /// the prefix (all on client 0), then the concurrent one.
-    pub fn groups(&self, clients: usize) -> Vec<Group> {
-        let mut groups: Vec<Group> = Vec::new();
-        for step in &self.prefix {
-            match groups.last_mut() {
-                Some(g) if g.now == step.now => g.queues[0].push(step.clone()),
-                _ => {
-                    let mut queues = vec![Vec::new(); clients];
-                    queues[0].push(step.clone());
-                    groups.push(Group {
-                        now: step.now,
-                        queues,
-                        order: Vec::new(),
-                        crash: false,
-                    });
-                }
-            }
-        }
-        groups.push(Group {
-            now: self.now,
-            queues: self.queues.clone(),
-            order: self.order.clone(),
-            crash: self.crash,
-        });
-        groups
-    }
-}
+pub use super::scenario::{Group, Scenario};
 
 /// The gaps a paced attempt leaves between two invocations, in turn: a
 /// racy handler's window stays open until its rival was handled (up to
@@ -347,12 +183,44 @@ const FIRST_ATTEMPTS: usize = 3;
 pub fn shrink(
     cfg: &StressConfig,
     target: &mut dyn Target,
-    mut process: Option<&mut ServerProcess>,
+    process: Option<&mut ServerProcess>,
     f: &Failure,
     crashed: bool,
     header: &HistoryHeader,
     out: &mut dyn Write,
 ) -> Option<PathBuf> {
+    let start = Scenario::of(f, cfg.clients, crashed);
+    let (best, best_history) = shrink_scenario(cfg, target, process, start, header, out)?;
+    let (ops, clients_used) = best.size();
+    let path = super::save(&best_history, &cfg.out_dir, cfg.seed).ok()?;
+    let shrunk = path.with_file_name(
+        path.file_name()?
+            .to_string_lossy()
+            .replace(".history.ndjson", ".shrunk.history.ndjson"),
+    );
+    std::fs::rename(&path, &shrunk).ok()?;
+    let _ = super::html::write_beside(&shrunk, &best_history, None);
+    let _ = writeln!(
+        out,
+        "shrunk to {ops} operations ({} before the concurrent epoch) on {clients_used} clients: {}",
+        best.prefix.len(),
+        shrunk.display()
+    );
+    Some(shrunk)
+}
+
+/// Shrink `start` (a scenario whose last epoch no order explains) by
+/// re-running candidates on `cfg.clients` clients: the smallest that still
+/// fails and the history of its failing re-run; `None` when `start`
+/// itself did not fail again.
+pub fn shrink_scenario(
+    cfg: &StressConfig,
+    target: &mut dyn Target,
+    mut process: Option<&mut ServerProcess>,
+    start: Scenario,
+    header: &HistoryHeader,
+    out: &mut dyn Write,
+) -> Option<(Scenario, History)> {
     let mut clients = target.clients(cfg.clients).ok()?;
     // A re-run's check is bounded by configurations, not seconds: one whose
     // search gives up is a candidate that did not reproduce.
@@ -392,7 +260,7 @@ pub fn shrink(
         None
     };
     let attempts = cfg.attempts.max(1);
-    let mut best = Scenario::of(f, cfg.clients, crashed);
+    let mut best = start;
     // The whole failing epoch is the one candidate the shrink cannot do
     // without: it gets more attempts than the others.
     let Some(mut best_history) = reproduce(&best, FIRST_ATTEMPTS * attempts) else {
@@ -462,24 +330,30 @@ pub fn shrink(
             }
             client += 1;
         }
+        // Fewer clients: a client's operations onto another's (a candidate
+        // of one client costs one re-run).
+        'merge: while best.size().1 > 1 {
+            let used: Vec<usize> = (0..best.queues.len())
+                .filter(|&c| !best.queues[c].is_empty())
+                .collect();
+            for &from in used.iter().rev() {
+                for &into in used.iter().filter(|&&c| c != from) {
+                    if Instant::now() > deadline {
+                        break 'merge;
+                    }
+                    let c = best.merged(from, into);
+                    if let Some(h) = reproduce(&c, attempts) {
+                        best = c;
+                        best_history = h;
+                        continue 'merge;
+                    }
+                }
+            }
+            break;
+        }
         if best.size() >= before || Instant::now() > deadline {
             break;
         }
     }
-    let (ops, clients_used) = best.size();
-    let path = super::save(&best_history, &cfg.out_dir, cfg.seed).ok()?;
-    let shrunk = path.with_file_name(
-        path.file_name()?
-            .to_string_lossy()
-            .replace(".history.ndjson", ".shrunk.history.ndjson"),
-    );
-    std::fs::rename(&path, &shrunk).ok()?;
-    let _ = super::html::write_beside(&shrunk, &best_history, None);
-    let _ = writeln!(
-        out,
-        "shrunk to {ops} operations ({} before the concurrent epoch) on {clients_used} clients: {}",
-        best.prefix.len(),
-        shrunk.display()
-    );
-    Some(shrunk)
+    Some((best, best_history))
 }
