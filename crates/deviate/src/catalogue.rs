@@ -16,6 +16,8 @@ static FAMILIES: &[(&str, &[Deviation])] = &[
     ("timeouts", families::timeouts::ALL),
     ("schedule", families::schedule::ALL),
     ("schedule_stub", families::schedule_stub::ALL),
+    ("deadline", families::deadline::ALL),
+    ("loop_mix", families::loop_mix::ALL),
 ];
 
 /// Every deviation, in catalogue order.

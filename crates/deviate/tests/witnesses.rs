@@ -108,6 +108,8 @@ fn catalogue_table() {
         ("timeouts", timeouts::ALL),
         ("schedule", schedule::ALL),
         ("schedule_stub", schedule_stub::ALL),
+        ("deadline", deadline::ALL),
+        ("loop_mix", loop_mix::ALL),
     ];
     assert_eq!(
         families.iter().map(|(_, f)| f.len()).sum::<usize>(),
@@ -126,6 +128,12 @@ fn catalogue_table() {
             let mut later = steps.clone();
             later.last_mut().expect("non-empty").now += 1;
             let exact = shows(d, &later).is_err();
+            // An off-by-one at the deadline shows at that instant only.
+            assert!(
+                exact || family != "deadline",
+                "{}: not on its instant",
+                d.name
+            );
             println!(
                 "| {} | {} | {} | {} | {} | {} |",
                 d.name,

@@ -102,7 +102,8 @@ pub(crate) fn just_due(w: World, since: Time, now: Time, rng: &mut TestRng) -> O
     rng.pick(&c).cloned()
 }
 
-fn about_promise(w: World, p: &PromiseObject, c: &mut Vec<Request>) {
+/// The candidates about pending promise `p` (also [`crate::sharpen::near`]'s).
+pub(crate) fn about_promise(w: World, p: &PromiseObject, c: &mut Vec<Request>) {
     let id = p.id.as_str();
     c.push(Request::PromiseGet(PromiseGetReq { id: id.into() }));
     c.push(Request::PromiseCreate(PromiseCreateReq {

@@ -314,8 +314,21 @@ impl Generator {
                     .flatten()
                     .filter(|r| self.kinds.contains(r.kind()))
             });
+            // A steered case also aims at deadlines a millisecond away,
+            // and sharpens what it chose (`crate::sharpen`).
+            let aimed = match aimed {
+                None if self.sharp => {
+                    crate::sharpen::near(w, now, rng).filter(|r| self.kinds.contains(r.kind()))
+                }
+                a => a,
+            };
             let (kinds, favour) = (self.kinds, self.favour);
-            Op::Request(aimed.unwrap_or_else(|| request(w, kinds, favour, now, rng)))
+            let req = aimed.unwrap_or_else(|| request(w, kinds, favour, now, rng));
+            Op::Request(if self.sharp {
+                crate::sharpen::sharpen(w, req, now, rng)
+            } else {
+                req
+            })
         };
         let step = Step { now, op };
         self.stepper.step(&mut self.machine, &step);

@@ -45,6 +45,7 @@ mod ranked;
 mod repair;
 mod rules;
 mod schedule_ops;
+mod sharpen;
 mod steer;
 mod task_claim;
 mod task_ops;

@@ -4,6 +4,8 @@
 //! constructors the witness traces are written with, `effects` the small
 //! reads and patches the hooks share.
 
+pub mod deadline;
+pub mod loop_mix;
 pub mod promise;
 pub mod schedule;
 pub mod schedule_stub;
