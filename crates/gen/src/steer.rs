@@ -49,6 +49,12 @@ pub const RARE: u32 = 2;
 /// The steps of a case the campaign learns from: a kept prefix is never
 /// longer, so the corpus stays small however long the cases are.
 pub const LEARN_MAX: usize = 512;
+/// The cases the campaign learns from: later ones are grown from the
+/// corpus as these left it. `--case I` and `--partition K/N` generate every
+/// case before the ones they run, on the model, so without a horizon
+/// `--case 18446744073709551615` would never start; with it, reaching any
+/// case costs at most this many cases of at most [`LEARN_MAX`] steps.
+pub const LEARN_CASES: u64 = 1024;
 /// The most entries the corpus holds; past it the oldest make room.
 const CORPUS_MAX: usize = 64;
 /// The most entries one case adds.
@@ -151,8 +157,8 @@ impl Campaign {
     }
 
     /// The steps of case `case`, as a stream: the same whichever cases
-    /// were asked for before. Earlier cases not yet learned from are
-    /// generated and learned from first; asking for an earlier case than
+    /// were asked for before. Earlier cases not yet learned from (up to
+    /// [`LEARN_CASES`]) are generated and learned from first; asking for an earlier case than
     /// the last learned starts the campaign over. Hand the stream back to
     /// [`Campaign::learn`] once it has run, or the next call generates it
     /// again to learn from it.
@@ -160,7 +166,7 @@ impl Campaign {
         if case < self.next {
             *self = Campaign::new(self.seed, &self.cfg, &self.stepper);
         }
-        while self.next < case {
+        while self.next < case.min(LEARN_CASES) {
             let steps = self.build(self.next);
             self.learn(steps);
         }
@@ -181,7 +187,7 @@ impl Campaign {
     /// from (another is ignored: it was learned already, or one before it
     /// was not and will be generated again).
     pub fn learn(&mut self, mut steps: CaseSteps) {
-        if steps.case != self.next {
+        if steps.case != self.next || self.next >= LEARN_CASES {
             return;
         }
         steps.finish();
@@ -300,6 +306,25 @@ mod tests {
             stopped.learn(steps);
         }
         assert_eq!(stopped.corpus, whole.corpus);
+    }
+
+    #[test]
+    fn a_case_past_the_learning_horizon_is_reached_in_bounded_work() {
+        let one = GenConfig {
+            steps: 3,
+            ..GenConfig::default()
+        };
+        let mut c = Campaign::new(2, &one, &Stepper::spec());
+        let last: Vec<Step> = c.case(u64::MAX).collect();
+        assert_eq!(last.len(), 3);
+        assert_eq!(c.next, LEARN_CASES);
+        // Past the horizon nothing more is learned, and a case is the same
+        // whichever case was asked for before it.
+        let corpus = c.corpus.clone();
+        let a = c.case_vec(LEARN_CASES + 7);
+        assert_eq!(c.corpus, corpus);
+        let mut fresh = Campaign::new(2, &one, &Stepper::spec());
+        assert_eq!(fresh.case_vec(LEARN_CASES + 7), a);
     }
 
     #[test]
