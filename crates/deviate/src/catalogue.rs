@@ -16,6 +16,15 @@ static FAMILIES: &[(&str, &[Deviation])] = &[
     ("timeouts", families::timeouts::ALL),
     ("schedule", families::schedule::ALL),
     ("schedule_stub", families::schedule_stub::ALL),
+];
+
+/// Families written but not yet in the catalogue: the planted-bug gate
+/// (`crates/runner/tests/mutants.rs`) and the served-witness test do not
+/// pass with them yet (`retry-late` and `fulfill-resumes-none-on-mix` shrink
+/// past their minimum + 1, `settle-resumes-none-on-mix` shows at step 2 of
+/// its 5-step witness over HTTP, and their golden witness files are not
+/// blessed). They join [`FAMILIES`] once those pass (issue 17).
+pub static PENDING: &[(&str, &[Deviation])] = &[
     ("deadline", families::deadline::ALL),
     ("loop_mix", families::loop_mix::ALL),
 ];

@@ -108,8 +108,6 @@ fn catalogue_table() {
         ("timeouts", timeouts::ALL),
         ("schedule", schedule::ALL),
         ("schedule_stub", schedule_stub::ALL),
-        ("deadline", deadline::ALL),
-        ("loop_mix", loop_mix::ALL),
     ];
     assert_eq!(
         families.iter().map(|(_, f)| f.len()).sum::<usize>(),
