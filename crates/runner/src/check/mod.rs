@@ -193,14 +193,11 @@ impl Checker {
     /// The steps of [`Checker::generate`], each chosen when it is pulled:
     /// a case starts running before its last step exists.
     pub fn stream(&self, seed: u64, steps: usize, probe_pct: u64) -> std::iter::Take<Generator> {
-        let cfg = gen::GenConfig {
-            steps,
-            retry_timeout: self.profile.retry_timeout,
-            kinds: self.profile.kinds(),
-            probe_pct,
-            ..gen::GenConfig::default()
-        };
-        gen::stream(seed, &cfg, &self.model.stepper())
+        gen::stream(
+            seed,
+            &self.gen_config(steps, probe_pct),
+            &self.model.stepper(),
+        )
     }
 
     /// The steered cases of run seed `run_seed` ([`gen::Campaign`]),
@@ -209,14 +206,21 @@ impl Checker {
     /// mutants hunt is `campaign.case(i)`, a stream like
     /// [`Checker::stream`]'s (a case grown from nothing is exactly it).
     pub fn campaign(&self, run_seed: u64, steps: usize, probe_pct: u64) -> gen::Campaign {
-        let cfg = gen::GenConfig {
+        let cfg = self.gen_config(steps, probe_pct);
+        gen::Campaign::new(run_seed, &cfg, &self.model.stepper())
+    }
+
+    /// The generator's settings under this checker's profile, shared by
+    /// [`Checker::stream`] and [`Checker::campaign`] so a campaign's case
+    /// grown from nothing is exactly the stream's.
+    fn gen_config(&self, steps: usize, probe_pct: u64) -> gen::GenConfig {
+        gen::GenConfig {
             steps,
             retry_timeout: self.profile.retry_timeout,
             kinds: self.profile.kinds(),
             probe_pct,
             ..gen::GenConfig::default()
-        };
-        gen::Campaign::new(run_seed, &cfg, &self.model.stepper())
+        }
     }
 
     /// A fresh model with this checker's config and deviations (for passes
