@@ -13,7 +13,12 @@ use model::view::StateView;
 
 #[test]
 fn every_deviation_shows_on_its_witness_at_the_last_step_only() {
-    for d in all() {
+    // The families held apart (`catalogue::PENDING`) too: their witnesses
+    // must already be sound.
+    let pending = deviate::catalogue::PENDING
+        .iter()
+        .flat_map(|(_, f)| f.iter());
+    for d in all().chain(pending) {
         if let Err(why) = shows(d, &(d.witness)()) {
             panic!("{}: {why}", d.name);
         }
@@ -57,7 +62,10 @@ fn shows(d: &'static deviate::Deviation, steps: &[gen::Step]) -> Result<bool, St
             return Err(format!("step {i}: now goes back"));
         }
         if let Err(e) = gen::well_formed(s, &spec) {
-            if !gen::is_probe(s, &spec) {
+            // A probe may only be the step that shows the departure: an
+            // earlier one would be refused (400) by a server with the
+            // wire's rules, so the rest of the witness would test nothing.
+            if !gen::is_probe(s, &spec) || i + 1 < steps.len() {
                 return Err(format!("step {i} is not well formed: {e}"));
             }
         }

@@ -49,7 +49,7 @@ pub const ALL: &[Deviation] = &[
         witness: || {
             vec![
                 at(T0, task_create("a", "p1", 60_000, LATER)),
-                at(T0 + 1, heartbeat("p1", &[("a", 1), ("b", 1)])),
+                at(T0 + 1, heartbeat("p1", &[("a", 1), ("a.9", 1)])),
             ]
         },
     },
@@ -61,7 +61,7 @@ pub const ALL: &[Deviation] = &[
         hooks: &ResumesNoneOnMix(Site::Settle),
         witness: || {
             let mut steps = mixed_awaiters();
-            steps.push(at(T0, settle("c", PromiseState::Resolved)));
+            steps.push(at(T0, settle(AWAITED, PromiseState::Resolved)));
             steps
         },
     },
@@ -73,9 +73,9 @@ pub const ALL: &[Deviation] = &[
         hooks: &ResumesNoneOnMix(Site::Fulfill),
         witness: || {
             let mut steps = mixed_awaiters();
-            steps.insert(0, at(T0, task_create("c", "p3", 60_000, LATER)));
-            steps.retain(|s| !matches!(&s.op, gen::Op::Request(Request::PromiseCreate(r)) if r.id == "c"));
-            steps.push(at(T0, fulfill("c", 1, PromiseState::Resolved)));
+            steps.insert(0, at(T0, task_create(AWAITED, "p3", 60_000, LATER)));
+            steps.retain(|s| !matches!(&s.op, gen::Op::Request(Request::PromiseCreate(r)) if r.id == AWAITED));
+            steps.push(at(T0, fulfill(AWAITED, 1, PromiseState::Resolved)));
             steps
         },
     },
@@ -89,7 +89,7 @@ pub const ALL: &[Deviation] = &[
             let mut steps = mixed_awaiters();
             for s in &mut steps {
                 if let gen::Op::Request(Request::PromiseCreate(r)) = &mut s.op {
-                    if r.id == "c" {
+                    if r.id == AWAITED {
                         r.timeout_at = T0 + 10;
                         r.tags = timer();
                     }
@@ -101,16 +101,20 @@ pub const ALL: &[Deviation] = &[
     },
 ];
 
-/// Promise `c` awaited by task `a`, suspended on it, and by task `b`,
-/// acquired (its callback registered on its behalf): a settlement of `c`
-/// resumes `a` and buffers a resume on `b`.
+/// The promise the mixed awaiters of [`mixed_awaiters`] await.
+const AWAITED: &str = "a.c";
+
+/// Promise `a.c` awaited by task `a`, suspended on it, and by task `a.b`,
+/// acquired (its callback registered on its behalf): a settlement of `a.c`
+/// resumes `a` and buffers a resume on `a.b`. One origin throughout, as
+/// the wire's rules require of a suspend and a callback.
 fn mixed_awaiters() -> Vec<gen::Step> {
     vec![
-        at(T0, create("c", LATER, none())),
+        at(T0, create(AWAITED, LATER, none())),
         at(T0, task_create("a", "p1", 60_000, LATER)),
-        at(T0, suspend("a", 1, &["c"])),
-        at(T0, task_create("b", "p2", 60_000, LATER)),
-        at(T0, callback("c", "b")),
+        at(T0, suspend("a", 1, &[AWAITED])),
+        at(T0, task_create("a.b", "p2", 60_000, LATER)),
+        at(T0, callback(AWAITED, "a.b")),
     ]
 }
 
