@@ -116,6 +116,7 @@ fn catalogue_table() {
         ("timeouts", timeouts::ALL),
         ("schedule", schedule::ALL),
         ("schedule_stub", schedule_stub::ALL),
+        ("deadline", deadline::ALL),
     ];
     assert_eq!(
         families.iter().map(|(_, f)| f.len()).sum::<usize>(),

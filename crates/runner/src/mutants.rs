@@ -23,6 +23,11 @@ use crate::profile::Profile;
 use crate::shrink::{shrink, ShrinkOptions};
 use crate::target::{LocalServer, LocalTarget, Target};
 
+/// Candidates a hunt's shrink may run by default: past the most the
+/// catalogue's shrinks need (measured: see the README's "`conform
+/// mutants`"), so it binds only on a shrink that would wander.
+pub const SHRINK_CANDIDATES: usize = 2_000;
+
 /// How to hunt each bug.
 #[derive(Clone, Debug)]
 pub struct HuntConfig {
@@ -36,8 +41,12 @@ pub struct HuntConfig {
     /// Past `budget_steps`, go on until this many steps (a kill then is
     /// slow: a rare shape, reported as such); at most `budget_steps`: none.
     pub slow_budget: usize,
-    /// Time budget of each shrink.
+    /// Time ceiling of each shrink.
     pub shrink_time: Duration,
+    /// Candidates each shrink may run: the budget that binds, the same
+    /// under load as idle, so a kill shrinks to the same trace on every
+    /// machine (`None`: only `shrink_time` bounds it).
+    pub shrink_candidates: Option<usize>,
     /// Deviations the target has besides the planted bug, which the
     /// checker's model applies too (a baseline).
     pub baseline: Vec<&'static Deviation>,
@@ -58,6 +67,7 @@ impl Default for HuntConfig {
             budget_steps: 20_000,
             slow_budget: 400_000,
             shrink_time: Duration::from_secs(10),
+            shrink_candidates: Some(SHRINK_CANDIDATES),
             baseline: Vec::new(),
             profile: Profile::default(),
             probe_pct: 0,
@@ -137,6 +147,8 @@ pub struct Kill {
     pub shrunk: usize,
     /// Seconds spent shrinking.
     pub shrink_seconds: f64,
+    /// Candidates the shrink ran.
+    pub shrink_tried: usize,
     /// Found only past the on-time budget.
     pub slow: bool,
 }
@@ -213,6 +225,7 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
                     class,
                     shrunk: ex.lines.len(),
                     shrink_seconds: 0.0,
+                    shrink_tried: 0,
                     slow: total > cfg.budget_steps,
                 });
                 break;
@@ -224,6 +237,7 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
                 &ShrinkOptions {
                     check_state: true,
                     time: cfg.shrink_time,
+                    candidates: cfg.shrink_candidates,
                 },
                 &mut std::io::sink(),
             );
@@ -237,6 +251,7 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
                 class,
                 shrunk: shrunk.best.lines.len(),
                 shrink_seconds: shrunk.elapsed.as_secs_f64(),
+                shrink_tried: shrunk.tried,
                 slow: total > cfg.budget_steps,
             });
             break;
@@ -462,6 +477,7 @@ struct ReportRow<'a> {
     class: Option<&'a str>,
     shrunk: Option<usize>,
     shrink_seconds: Option<f64>,
+    shrink_tried: Option<usize>,
     equivalence: Option<&'a Equivalence>,
     observable: Option<&'a Shown>,
     fault: Option<&'a str>,
@@ -485,6 +501,7 @@ pub fn report(rows: &[Hunted]) -> serde_json::Value {
                 class: k.map(|k| k.class.as_str()),
                 shrunk: k.map(|k| k.shrunk),
                 shrink_seconds: k.map(|k| k.shrink_seconds),
+                shrink_tried: k.map(|k| k.shrink_tried),
                 equivalence: r.equivalent.as_ref(),
                 observable: r.observable.as_ref(),
                 fault: r.fault.as_deref(),

@@ -315,6 +315,7 @@ fn finish_case(
         let opts = ShrinkOptions {
             check_state: cfg.reach.check_state,
             time: cfg.shrink_time,
+            candidates: None,
         };
         let original = ex.lines.len();
         let r = shrink(target, checker, ex, &opts, out);

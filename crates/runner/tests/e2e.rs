@@ -108,6 +108,7 @@ fn a_server_that_times_out_a_promise_early_is_caught_replayed_and_shrunk() {
     let opts = ShrinkOptions {
         check_state: true,
         time: Duration::from_secs(30),
+        candidates: None,
     };
     let r = shrink(
         &mut target,

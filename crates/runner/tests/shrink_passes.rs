@@ -29,6 +29,7 @@ fn shrunk(bug: &str, steps: &[Step]) -> Vec<Step> {
         &ShrinkOptions {
             check_state: true,
             time: Duration::from_secs(20),
+            candidates: None,
         },
         &mut std::io::sink(),
     );
@@ -114,6 +115,7 @@ fn a_time_budget_past_the_clock_is_no_limit() {
         &ShrinkOptions {
             check_state: true,
             time: Duration::MAX,
+            candidates: None,
         },
         &mut std::io::sink(),
     );

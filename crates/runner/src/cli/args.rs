@@ -178,6 +178,11 @@ pub struct RacesArgs {
     /// closes as soon as a rival was handled).
     #[arg(long, default_value_t = 25, value_parser = within::<u64>(1, 1000))]
     pub race_window_ms: u64,
+    /// Configurations one epoch's check may explore; a history it cannot
+    /// decide within them is not a find, and the hunt goes on to the next
+    /// seed.
+    #[arg(long, default_value_t = runner::stress::hunt::SEARCH_BUDGET, value_parser = within::<u64>(1, u64::MAX))]
+    pub search_budget: u64,
 }
 
 /// `conform stress`.
@@ -275,9 +280,13 @@ pub struct MutantsArgs {
     /// Steps per case.
     #[arg(long, default_value_t = 60, value_parser = within::<usize>(1, MAX_STEPS))]
     pub steps: usize,
-    /// Time budget of each shrink, in seconds.
+    /// Time ceiling of each shrink, in seconds.
     #[arg(long, default_value_t = 10, value_parser = within::<u64>(0, MAX_SHRINK_SECS))]
     pub shrink_time: u64,
+    /// Candidates each shrink may run: the budget that does not depend on
+    /// the machine's load (0: none but `--shrink-time`).
+    #[arg(long, default_value_t = runner::mutants::SHRINK_CANDIDATES, value_parser = within::<usize>(0, MAX_BUDGET))]
+    pub shrink_candidates: usize,
     /// Also give the target a real server's known deviations, and the
     /// model its baseline (`ts-eager`, `ts-none`, `resonate`, `pg`, or a file).
     #[arg(long)]

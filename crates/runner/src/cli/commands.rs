@@ -454,6 +454,7 @@ fn shrink_cmd(a: ShrinkArgs) -> Result<Verdict, Failure> {
     let opts = ShrinkOptions {
         check_state: s.reach.check_state,
         time: Duration::from_secs(a.shrink_time),
+        candidates: None,
     };
     let mut out = std::io::stdout();
     let shrunk = replay::shrink_file(
@@ -658,6 +659,7 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
         budget_steps: a.budget_steps,
         slow_budget: a.slow_budget,
         shrink_time: Duration::from_secs(a.shrink_time),
+        shrink_candidates: (a.shrink_candidates > 0).then_some(a.shrink_candidates),
         baseline: baseline.clone(),
         probe_pct: 0,
         shrink: true,
@@ -673,13 +675,14 @@ fn mutants_cmd(a: MutantsArgs) -> Result<Verdict, Failure> {
         return detection_cmd(&a, bugs, &cfg);
     }
     say!(
-        "conform {} mutants: {} bugs, seed {} steps {} budget {} steps, shrink {}s, profile {} retry-timeout {}, {}{}",
+        "conform {} mutants: {} bugs, seed {} steps {} budget {} steps, shrink {}s or {} candidates, profile {} retry-timeout {}, {}{}",
         env!("CARGO_PKG_VERSION"),
         bugs.len(),
         a.seed,
         a.steps,
         a.budget_steps,
         a.shrink_time,
+        a.shrink_candidates,
         cfg.profile.name,
         retry,
         if a.http { "over HTTP" } else { "in process" },

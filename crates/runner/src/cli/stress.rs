@@ -275,14 +275,16 @@ pub(super) fn races_cmd(a: RacesArgs) -> Result<Verdict, Failure> {
         out_dir: a.out_dir,
         conform,
         race_window: Duration::from_millis(a.race_window_ms),
+        search_budget: a.search_budget,
     };
     say!(
-        "conform {} races: runs {} epochs {} clients {} shrink-time {}s",
+        "conform {} races: runs {} epochs {} clients {} shrink-time {}s search-budget {}",
         env!("CARGO_PKG_VERSION"),
         o.runs,
         o.epochs,
         o.clients,
-        a.shrink_time
+        a.shrink_time,
+        o.search_budget
     );
     let mut out = std::io::stdout();
     let only_durability = a.race.is_empty() && !a.durability_bug.is_empty();

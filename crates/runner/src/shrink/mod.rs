@@ -14,7 +14,8 @@
 //! same distance, and steps the generator's preconditions reject are dropped.
 //!
 //! The shrink order, each pass repeated until it no longer helps, and the
-//! whole sequence repeated until a round changes nothing or time runs out:
+//! whole sequence repeated until a round changes nothing or the budget
+//! (wall time, or candidates run) runs out:
 //! 1. cut everything after the diverging step;
 //! 2. delete chunks of steps, halves first down to single steps
 //!    (delta debugging);
@@ -23,10 +24,13 @@
 //!    `task.create`;
 //! 4. pull time down: shrink each gap between consecutive steps (to zero,
 //!    then by halves), shifting later steps and the absolute deadlines they
-//!    carry by the same amount;
+//!    carry by the same amount; then snap each tick back onto a deadline
+//!    armed before it (an off-by-one at `now == deadline` shows only
+//!    there);
 //! 5. simplify values: drop params, values, non-essential tags, heartbeat
-//!    refs and suspend actions; give one request another pid of the trace
-//!    (or a fresh one), alone;
+//!    refs and suspend actions; a `task.create` made its promise alone
+//!    (unclaimed); give one request another pid of the trace (or a fresh
+//!    one), alone;
 //! 6. make a schedule's promises directly: the `schedule.create` removed
 //!    and a `promise.create` of each promise its ticks made put before
 //!    the tick that made it (the same promise without the schedule, so the
@@ -53,8 +57,14 @@ pub use chunks::delete_chunks;
 pub struct ShrinkOptions {
     /// Compare state too (as the original run did).
     pub check_state: bool,
-    /// Stop after this long with the best so far.
+    /// Stop after this long with the best so far: a ceiling for
+    /// interactive runs, where wall time is what the user waits.
     pub time: Duration,
+    /// Stop after running this many candidates with the best so far
+    /// (`None`: no cap). Unlike `time`, the same on a loaded machine as
+    /// on an idle one: a gate that must shrink the same way every run
+    /// bounds its shrinks by this and sets `time` as a far ceiling.
+    pub candidates: Option<usize>,
 }
 
 /// What shrinking produced.
@@ -67,7 +77,7 @@ pub struct ShrinkResult {
     pub tried: usize,
     /// Wall time.
     pub elapsed: Duration,
-    /// Whether the time budget ran out.
+    /// Whether a budget (time or candidates) ran out.
     pub timed_out: bool,
     /// A target fault that ended the search (with the best so far): a
     /// fault wins over the divergence being shrunk.
@@ -136,7 +146,8 @@ struct Shrinker<'a> {
 
 impl Shrinker<'_> {
     fn expired(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
+        self.opts.candidates.is_some_and(|n| self.tried >= n)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Run a candidate; keep it if it is smaller and diverges the same way.
@@ -254,6 +265,7 @@ pub fn shrink(
         passes::ticks(&mut s);
         passes::claims(&mut s);
         passes::time(&mut s);
+        passes::snap_ticks(&mut s);
         let unscheduled = passes::unschedule(&mut s);
         if passes::values(&mut s) || unscheduled {
             // A reshaping kept at the same size pays off only through the

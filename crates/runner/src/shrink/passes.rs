@@ -4,6 +4,8 @@
 
 use gen::{Op, Step};
 use model::api::Request;
+use model::machine::Machine;
+use model::state::{ServerConfig, LEASE, RETRY};
 use model::types::Value;
 
 use super::{Accept, Shrinker};
@@ -57,6 +59,61 @@ pub(super) fn time(s: &mut Shrinker) {
             s.try_candidate(cand);
         }
     }
+}
+
+/// Snap each tick back onto a deadline armed before it (a promise timeout,
+/// a retry, a lease, a schedule's next run), shifting the steps after it
+/// down with it. [`time`] only zeros or halves gaps, which seldom lands on
+/// a deadline exactly, and a departure at `now == deadline` (an
+/// off-by-one in a due test) shows only there: a tick past the deadline
+/// keeps the extra steps that pushed it there. The deadlines come from
+/// the spec's model run over the steps before the tick (a source of
+/// candidates only: each is judged as any other), earliest first, so the
+/// first kept is the shortest span.
+pub(super) fn snap_ticks(s: &mut Shrinker) {
+    let retry = s.checker.profile.retry_timeout;
+    let mut i = 1;
+    while i < s.best_steps.len() && !s.expired() {
+        let (lo, hi) = (s.best_steps[i - 1].now, s.best_steps[i].now);
+        if matches!(s.best_steps[i].op, Op::Tick) && hi > lo {
+            for d in armed_between(&s.best_steps[..i], retry, lo, hi - 1) {
+                if s.try_candidate(shift_from(&s.best_steps, i, hi - d)) {
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// The deadlines armed after `steps` (run on the spec's model) that fall
+/// in `lo..=hi`, earliest first, each once.
+fn armed_between(steps: &[Step], retry_timeout: u64, lo: u64, hi: u64) -> Vec<u64> {
+    let mut m = Machine::new(ServerConfig { retry_timeout });
+    for step in steps {
+        match &step.op {
+            Op::Request(r) => {
+                m.apply(r, step.now);
+            }
+            Op::Tick => {
+                m.tick(step.now);
+            }
+        }
+    }
+    let st = &m.state;
+    let tables = [
+        st.promise_timeouts(),
+        st.task_timeouts(RETRY),
+        st.task_timeouts(LEASE),
+        st.schedule_timeouts(),
+    ];
+    let mut out: Vec<u64> = tables
+        .iter()
+        .flat_map(|t| t.within(lo, hi).map(|(at, _)| at))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Simplify values one request at a time; returns whether anything was
@@ -179,6 +236,12 @@ fn simplifications(step: &Step, pids: &[String]) -> Vec<(Step, bool)> {
             }
         }
         _ => {}
+    }
+    // A task created unclaimed: its promise alone, pending with its retry
+    // armed, where the claim armed a lease instead (what a departure in the
+    // retry needs without the lease's expiry that led to it).
+    if let Request::TaskCreate(t) = r {
+        out.push((Request::PromiseCreate(t.action.clone()), true));
     }
     out.into_iter()
         .map(|(r, reshape)| {

@@ -16,6 +16,12 @@ use crate::profile::Profile;
 use crate::serve::{self, durability, races, ServeOptions};
 use crate::target::HttpTarget;
 
+/// The hunt's default [`HuntOptions::search_budget`]: a tenth of the
+/// concurrent run's own ([`crate::lin::LinOptions`]). A race's failing
+/// epoch is refuted within it; what needs more is left undecided and the
+/// next seed tried, rather than spending many minutes in one search.
+pub const SEARCH_BUDGET: u64 = 200_000;
+
 /// How a planted concurrency bug fared.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hunted {
@@ -56,6 +62,11 @@ pub struct HuntOptions {
     /// windows show a race in more interleavings (and make its shrink's
     /// re-runs reproduce it more often).
     pub race_window: Duration,
+    /// Configurations one epoch's check may explore
+    /// ([`crate::lin::LinOptions::budget`]): a history the search cannot
+    /// decide within it is undecided, never found, and the hunt moves on
+    /// to the next seed, so a hunt's time stays bounded on a slow machine.
+    pub search_budget: u64,
 }
 
 /// Hunt every race (or those named).
@@ -160,6 +171,7 @@ fn hunt_one(
         cfg.out_dir = o.out_dir.clone();
         cfg.shrink_time = o.shrink_time;
         cfg.crash_pct = crash_pct;
+        cfg.lin.budget = o.search_budget;
         cfg.server_cmd = server_cmd.map(str::to_string);
         let mut log = Vec::new();
         let r = run(&cfg, &mut target, process.as_mut(), &mut log);

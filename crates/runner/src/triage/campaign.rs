@@ -191,6 +191,7 @@ pub fn campaign(
                     let sopts = ShrinkOptions {
                         check_state: spec.check_state,
                         time: spec.shrink_time,
+                        candidates: None,
                     };
                     let r = shrink(target, &mut checker, ex, &sopts, &mut std::io::sink());
                     if let Some(e) = r.fault {
