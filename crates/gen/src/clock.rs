@@ -11,7 +11,6 @@
 //! every-minute crons that bounds the catch-up work one tick asks of a
 //! server to a few occurrences, at most 15.
 
-use model::state::{LEASE, RETRY};
 use model::types::Time;
 use proptest::test_runner::TestRng;
 
@@ -37,16 +36,7 @@ fn horizon_within(w: World, now: Time, cap: Time) -> Vec<Time> {
         return Vec::new();
     };
     let until = now.saturating_add(cap);
-    let tables = [
-        s.promise_timeouts(),
-        s.task_timeouts(RETRY),
-        s.task_timeouts(LEASE),
-        s.schedule_timeouts(),
-    ];
-    let mut v: Vec<Time> = tables
-        .iter()
-        .flat_map(|t| t.within(from, until).map(|(at, _)| at))
-        .collect();
+    let mut v = s.armed_within(from, until);
     v.extend(w.ix.pending_within(from, until).map(|(at, _)| at));
     v.sort_unstable();
     v.dedup();

@@ -677,6 +677,25 @@ impl State {
         &self.schedule_timeouts
     }
 
+    /// Every armed deadline (promise timeouts, retries, leases, schedules)
+    /// in `from..=until`, ascending, each once: windows of the ordered
+    /// indexes, never a scan of the state.
+    pub fn armed_within(&self, from: Time, until: Time) -> Vec<Time> {
+        let tables = [
+            &self.promise_timeouts,
+            &self.task_timeouts[RETRY],
+            &self.task_timeouts[LEASE],
+            &self.schedule_timeouts,
+        ];
+        let mut v: Vec<Time> = tables
+            .iter()
+            .flat_map(|t| t.within(from, until).map(|(at, _)| at))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     // ----- outbox -----
 
     /// `setMessage`: keyed by [`OutboxEntry::key`], the newest wins.

@@ -122,3 +122,30 @@ fn a_time_budget_past_the_clock_is_no_limit() {
     assert!(!r.timed_out);
     assert_eq!(r.best.lines.len(), steps.len() - 1, "the read is cut");
 }
+
+#[test]
+fn a_shrink_stops_at_its_candidate_budget() {
+    let d = deviate::lookup("retry-late").unwrap();
+    let mut target = LocalTarget::new(LocalServer::new(Default::default(), vec![d], false));
+    let mut checker = Checker::new(Profile::default());
+    let steps = vec![
+        at(T0, task_create("a", "p1", 10, LATER)),
+        tick(T0 + 10),
+        tick(T0 + 5010),
+    ];
+    let opts = ExecOptions { check_state: true };
+    let ex = execute(&mut target, &mut checker, &steps, Expect::Model, opts);
+    let r = shrink(
+        &mut target,
+        &mut checker,
+        ex,
+        &ShrinkOptions {
+            check_state: true,
+            time: Duration::MAX,
+            candidates: Some(2),
+        },
+        &mut std::io::sink(),
+    );
+    assert_eq!(r.tried, 2);
+    assert!(r.timed_out, "the budget ran out");
+}

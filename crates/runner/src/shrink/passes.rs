@@ -5,7 +5,7 @@
 use gen::{Op, Step};
 use model::api::Request;
 use model::machine::Machine;
-use model::state::{ServerConfig, LEASE, RETRY};
+use model::state::ServerConfig;
 use model::types::Value;
 
 use super::{Accept, Shrinker};
@@ -71,49 +71,35 @@ pub(super) fn time(s: &mut Shrinker) {
 /// candidates only: each is judged as any other), earliest first, so the
 /// first kept is the shortest span.
 pub(super) fn snap_ticks(s: &mut Shrinker) {
-    let retry = s.checker.profile.retry_timeout;
+    let config = ServerConfig {
+        retry_timeout: s.checker.profile.retry_timeout,
+    };
+    // The model after `best_steps[..i]`, advanced a step at a time; a kept
+    // candidate changes the steps from `i` on only, but is replayed from
+    // the start (its repair may have touched any step).
+    let mut m = Machine::new(config);
+    if let Some(first) = s.best_steps.first() {
+        gen::apply(&mut m, first);
+    }
     let mut i = 1;
     while i < s.best_steps.len() && !s.expired() {
         let (lo, hi) = (s.best_steps[i - 1].now, s.best_steps[i].now);
         if matches!(s.best_steps[i].op, Op::Tick) && hi > lo {
-            for d in armed_between(&s.best_steps[..i], retry, lo, hi - 1) {
+            for d in m.state.armed_within(lo, hi - 1) {
                 if s.try_candidate(shift_from(&s.best_steps, i, hi - d)) {
+                    m = Machine::new(config);
+                    for step in &s.best_steps[..i] {
+                        gen::apply(&mut m, step);
+                    }
                     break;
                 }
             }
         }
+        if let Some(step) = s.best_steps.get(i) {
+            gen::apply(&mut m, step);
+        }
         i += 1;
     }
-}
-
-/// The deadlines armed after `steps` (run on the spec's model) that fall
-/// in `lo..=hi`, earliest first, each once.
-fn armed_between(steps: &[Step], retry_timeout: u64, lo: u64, hi: u64) -> Vec<u64> {
-    let mut m = Machine::new(ServerConfig { retry_timeout });
-    for step in steps {
-        match &step.op {
-            Op::Request(r) => {
-                m.apply(r, step.now);
-            }
-            Op::Tick => {
-                m.tick(step.now);
-            }
-        }
-    }
-    let st = &m.state;
-    let tables = [
-        st.promise_timeouts(),
-        st.task_timeouts(RETRY),
-        st.task_timeouts(LEASE),
-        st.schedule_timeouts(),
-    ];
-    let mut out: Vec<u64> = tables
-        .iter()
-        .flat_map(|t| t.within(lo, hi).map(|(at, _)| at))
-        .collect();
-    out.sort_unstable();
-    out.dedup();
-    out
 }
 
 /// Simplify values one request at a time; returns whether anything was
