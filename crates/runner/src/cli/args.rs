@@ -168,9 +168,13 @@ pub struct RacesArgs {
     /// Clients.
     #[arg(long, default_value_t = 4, value_parser = within::<u64>(2, 64))]
     pub clients: u64,
-    /// Shrink time per found bug, seconds.
-    #[arg(long, default_value_t = 20, value_parser = within::<u64>(1, 3600))]
+    /// Time ceiling of each found bug's shrink, seconds.
+    #[arg(long, default_value_t = 120, value_parser = within::<u64>(1, 3600))]
     pub shrink_time: u64,
+    /// Re-runs each shrink may make: the budget that does not depend on
+    /// the machine's load (0: none but `--shrink-time`).
+    #[arg(long, default_value_t = runner::stress::hunt::SHRINK_RERUNS as u64, value_parser = within::<u64>(0, 1_000_000))]
+    pub shrink_reruns: u64,
     /// Directory for the histories.
     #[arg(long, default_value = "traces/failures")]
     pub out_dir: PathBuf,
@@ -213,9 +217,14 @@ pub struct StressArgs {
     /// Do not shrink a failing history.
     #[arg(long)]
     pub no_shrink: bool,
-    /// Time budget of the shrink, in seconds.
+    /// Time ceiling of the shrink, in seconds.
     #[arg(long, default_value_t = 60, value_parser = within::<u64>(1, 86_400))]
     pub shrink_time: u64,
+    /// Re-runs the shrink may make (each attempt of each candidate is
+    /// one): the budget that does not depend on the machine's load (0:
+    /// none but `--shrink-time`).
+    #[arg(long, default_value_t = runner::stress::hunt::SHRINK_RERUNS as u64, value_parser = within::<u64>(0, 1_000_000))]
+    pub shrink_reruns: u64,
     /// Re-runs per shrink candidate (a race shows in some interleavings only).
     #[arg(long, default_value_t = 8, value_parser = within::<u64>(1, 1000))]
     pub attempts: u64,

@@ -45,6 +45,7 @@ pub(super) fn stress_cmd(a: StressArgs) -> Result<Verdict, Failure> {
         out_dir: a.out_dir,
         shrink: !a.no_shrink,
         shrink_time: Duration::from_secs(a.shrink_time),
+        shrink_reruns: (a.shrink_reruns > 0).then_some(a.shrink_reruns as usize),
         attempts: a.attempts as usize,
         crash_pct: a.crash_pct,
         server_cmd: a.server_cmd.clone(),
@@ -78,7 +79,7 @@ pub(super) fn stress_cmd(a: StressArgs) -> Result<Verdict, Failure> {
         s.baseline.as_ref().map_or("none", |b| b.name.as_str()),
         cfg.profile.retry_timeout,
         if cfg.reach.check_state { "on" } else { "off" },
-        if cfg.shrink { format!("{}s", a.shrink_time) } else { "off".into() },
+        if cfg.shrink { format!("{}s/{} re-runs", a.shrink_time, a.shrink_reruns) } else { "off".into() },
         cfg.attempts,
         cfg.lin.budget,
         cfg.out_dir.display(),
@@ -272,18 +273,20 @@ pub(super) fn races_cmd(a: RacesArgs) -> Result<Verdict, Failure> {
         epochs: a.epochs as usize,
         clients: a.clients as usize,
         shrink_time: Duration::from_secs(a.shrink_time),
+        shrink_reruns: (a.shrink_reruns > 0).then_some(a.shrink_reruns as usize),
         out_dir: a.out_dir,
         conform,
         race_window: Duration::from_millis(a.race_window_ms),
         search_budget: a.search_budget,
     };
     say!(
-        "conform {} races: runs {} epochs {} clients {} shrink-time {}s search-budget {}",
+        "conform {} races: runs {} epochs {} clients {} shrink-time {}s shrink-reruns {} search-budget {}",
         env!("CARGO_PKG_VERSION"),
         o.runs,
         o.epochs,
         o.clients,
         a.shrink_time,
+        a.shrink_reruns,
         o.search_budget
     );
     let mut out = std::io::stdout();

@@ -66,8 +66,12 @@ pub struct StressConfig {
     pub out_dir: PathBuf,
     /// Shrink a failing history by re-running it.
     pub shrink: bool,
-    /// Time budget of the shrink.
+    /// Time ceiling of the shrink.
     pub shrink_time: Duration,
+    /// Re-runs the shrink may make (each attempt of each candidate is one):
+    /// the budget that does not depend on the machine's load (`None`: only
+    /// `shrink_time` bounds it).
+    pub shrink_reruns: Option<usize>,
     /// Attempts per candidate when re-running (races are timing-dependent).
     pub attempts: usize,
     /// Percent of epochs in which the target is killed (SIGKILL) and
@@ -106,6 +110,7 @@ impl StressConfig {
             out_dir: PathBuf::from("traces/failures"),
             shrink: true,
             shrink_time: Duration::from_secs(30),
+            shrink_reruns: None,
             attempts: 8,
             crash_pct: 0,
             server_cmd: None,

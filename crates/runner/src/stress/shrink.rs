@@ -39,15 +39,57 @@ pub use super::scenario::{Group, Scenario};
 const GAPS: [Duration; 2] = [Duration::from_millis(2), Duration::from_millis(6)];
 
 /// How attempt `attempt` (from 0) of a re-run sends its concurrent epochs:
-/// even attempts paced in the failing run's invocation order (a race shows
-/// when its rival lands inside the racy handler's window, and the order
-/// that showed it once is the one most likely to again, whatever the
+/// even attempts paced (a race shows when its rival lands inside the racy
+/// handler's window, and a paced order puts it there whatever the
 /// machine's load does to the threads), odd ones all at once, as the run
-/// sent them (an interleaving the invocation stamps did not capture).
-pub fn gap_of(attempt: usize) -> Option<Duration> {
-    attempt
-        .is_multiple_of(2)
-        .then(|| GAPS[(attempt / 2) % GAPS.len()])
+/// sent them (an interleaving no pacing chose).
+///
+/// The paced orders take turns ([`Paced::order`]): the failing run's
+/// invocation order first, then its reverse, then shuffles of it. The
+/// invocation stamps do not say in which order the handlers ran: an
+/// operation invoked after its rival may still have been checked before
+/// it (a tick invoked while a halt was on the wire, whose check ran first
+/// and whose write then landed over the halt), so the recorded order alone
+/// may never show the race again.
+pub fn gap_of(attempt: usize) -> Option<Paced> {
+    attempt.is_multiple_of(2).then(|| {
+        let turn = attempt / 2;
+        Paced {
+            gap: GAPS[turn % GAPS.len()],
+            order: turn,
+        }
+    })
+}
+
+/// A paced attempt: the gap between invocations, and which order
+/// (0: as recorded, 1: reversed, `n`: the `n`-th shuffle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Paced {
+    /// Between two invocations.
+    pub gap: Duration,
+    /// Which order.
+    pub order: usize,
+}
+
+impl Paced {
+    /// Order `self.order` of `recorded` (the client of each operation, in
+    /// invocation order): any permutation of it is an interleaving of the
+    /// same queues, each client's steps still in their order.
+    pub fn order_of(&self, recorded: &[usize]) -> Vec<usize> {
+        let mut order = recorded.to_vec();
+        match self.order {
+            0 => {}
+            1 => order.reverse(),
+            n => {
+                // Fisher-Yates over SplitMix64 draws: deterministic per turn.
+                for i in (1..order.len()).rev() {
+                    let j = (gen::case_seed(n as u64, i as u64) % (i as u64 + 1)) as usize;
+                    order.swap(i, j);
+                }
+            }
+        }
+        order
+    }
 }
 
 /// How a re-run was judged.
@@ -71,7 +113,7 @@ pub fn run_groups(
     clients: &mut Vec<Box<dyn Client>>,
     header: &HistoryHeader,
     groups: &[Group],
-    gap: Option<Duration>,
+    gap: Option<Paced>,
 ) -> Result<(History, Rejudged), TargetError> {
     target.reset()?;
     let clock = Clock::start();
@@ -80,9 +122,9 @@ pub fn run_groups(
     let mut lin = Linearizer::new(cfg.model(), &cfg.profile.skip_components, cfg.lin);
     let mut process = process;
     for (i, g) in groups.iter().enumerate() {
-        let pace = gap.filter(|_| !g.order.is_empty()).map(|gap| Pace {
-            order: g.order.clone(),
-            gap,
+        let pace = gap.filter(|_| !g.order.is_empty()).map(|p| Pace {
+            order: p.order_of(&g.order),
+            gap: p.gap,
         });
         let pace = pace.as_ref();
         let epoch = match process.as_deref_mut().filter(|_| g.crash) {
@@ -154,7 +196,7 @@ pub fn run_scenario(
     clients: &mut Vec<Box<dyn Client>>,
     header: &HistoryHeader,
     s: &Scenario,
-    gap: Option<Duration>,
+    gap: Option<Paced>,
 ) -> Result<(History, bool), String> {
     let groups = s.groups(clients.len());
     let last = groups.len() - 1;
@@ -232,6 +274,12 @@ pub fn shrink_scenario(
         ..cfg.clone()
     };
     let deadline = Instant::now() + cfg.shrink_time;
+    // Re-runs are the budget that does not depend on the machine's load
+    // (a loaded machine reaches fewer in the same seconds); the time is a
+    // ceiling above it.
+    let reruns = std::cell::Cell::new(0usize);
+    let spent =
+        || Instant::now() > deadline || cfg.shrink_reruns.is_some_and(|cap| reruns.get() >= cap);
     let mut why = String::new();
     // Every re-run is bounded (each request by its timeout, a restart by
     // the process's), and the attempts stop at the deadline: a shrink never
@@ -240,10 +288,11 @@ pub fn shrink_scenario(
     let mut reproduce = |s: &Scenario, attempts: usize| -> Option<History> {
         let attempts = if s.concurrent() { attempts.max(1) } else { 1 };
         for attempt in 0..attempts {
-            if attempt > 0 && Instant::now() > deadline {
-                why = format!("the shrink's time ran out after {attempt} re-runs");
+            if attempt > 0 && spent() {
+                why = format!("the shrink's budget ran out after {attempt} re-runs");
                 return None;
             }
+            reruns.set(reruns.get() + 1);
             let gap = gap_of(attempt);
             let c = &mut clients;
             match run_scenario(cfg, target, process.as_deref_mut(), c, header, s, gap) {
@@ -292,7 +341,7 @@ pub fn shrink_scenario(
         while chunk >= 1 && !best.prefix.is_empty() {
             let mut start = 0;
             while start < best.prefix.len() {
-                if Instant::now() > deadline {
+                if spent() {
                     break;
                 }
                 let mut c = best.clone();
@@ -316,7 +365,7 @@ pub fn shrink_scenario(
         while client < best.queues.len() {
             let mut i = 0;
             while i < best.queues[client].len() {
-                if Instant::now() > deadline {
+                if spent() {
                     break;
                 }
                 let c = best.without(client, i);
@@ -338,7 +387,7 @@ pub fn shrink_scenario(
                 .collect();
             for &from in used.iter().rev() {
                 for &into in used.iter().filter(|&&c| c != from) {
-                    if Instant::now() > deadline {
+                    if spent() {
                         break 'merge;
                     }
                     let c = best.merged(from, into);
@@ -351,9 +400,42 @@ pub fn shrink_scenario(
             }
             break;
         }
-        if best.size() >= before || Instant::now() > deadline {
+        if best.size() >= before || spent() {
             break;
         }
     }
+    let _ = writeln!(out, "shrink: {} re-runs", reruns.get());
     Some((best, best_history))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every paced order is an interleaving of the same queues (the same
+    /// clients as often), the first two are the recorded one and its
+    /// reverse, and a shuffle is the same on every call.
+    #[test]
+    fn paced_orders_permute_the_recorded_interleaving() {
+        let recorded = vec![0, 1, 0, 2, 3, 1, 2];
+        let sorted = |mut v: Vec<usize>| {
+            v.sort();
+            v
+        };
+        let turns: Vec<Paced> = (0..12).filter_map(gap_of).collect();
+        assert_eq!(turns.len(), 6);
+        assert_eq!(turns[0].order_of(&recorded), recorded);
+        let mut rev = recorded.clone();
+        rev.reverse();
+        assert_eq!(turns[1].order_of(&recorded), rev);
+        let mut distinct = std::collections::BTreeSet::new();
+        for t in &turns {
+            let o = t.order_of(&recorded);
+            assert_eq!(sorted(o.clone()), sorted(recorded.clone()));
+            assert_eq!(o, t.order_of(&recorded));
+            distinct.insert(o);
+        }
+        assert!(distinct.len() >= 5, "{distinct:?}");
+        assert_eq!(gap_of(1), None, "odd attempts send all at once");
+    }
 }
