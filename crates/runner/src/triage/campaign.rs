@@ -295,13 +295,7 @@ fn steered(
     steps: usize,
     favour: gen::Kinds,
 ) -> std::iter::Take<gen::Generator> {
-    let cfg = gen::GenConfig {
-        steps,
-        retry_timeout: checker.profile.retry_timeout,
-        kinds: checker.profile.kinds(),
-        favour,
-        ..gen::GenConfig::default()
-    };
+    let cfg = super::pin::gen_config(checker, steps, favour);
     gen::Generator::with_stepper(seed, &cfg, checker.model.stepper())
         .sharpened()
         .take(steps)

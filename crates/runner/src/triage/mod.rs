@@ -78,6 +78,25 @@ pub struct TriageConfig {
     pub catalogue: Vec<&'static Deviation>,
 }
 
+impl TriageConfig {
+    /// The options of one explanation or confirmation under this
+    /// configuration: `known` the residue classes a replay may go on past,
+    /// `refused` the candidates refuted for the class before.
+    fn explain<'a>(
+        &'a self,
+        known: &'a BTreeSet<String>,
+        refused: &'a [Vec<&'static Deviation>],
+    ) -> ExplainOptions<'a> {
+        ExplainOptions {
+            max_together: self.max_together,
+            check_state: self.check_state,
+            catalogue: &self.catalogue,
+            known,
+            refused,
+        }
+    }
+}
+
 /// One campaign and what was made of it.
 #[derive(Debug)]
 pub struct Round {
@@ -243,13 +262,7 @@ pub fn triage(
                 continue;
             }
             let others = known_except(&known, class, cases.iter());
-            let opts = ExplainOptions {
-                max_together: cfg.max_together,
-                check_state: cfg.check_state,
-                catalogue: &cfg.catalogue,
-                known: &others,
-                refused: &[],
-            };
+            let opts = cfg.explain(&others, &[]);
             if explain::confirm(&cases[0], &profile, &baseline, target.as_mut(), opts)? {
                 continue;
             }
@@ -289,13 +302,7 @@ pub fn triage(
                     _ => Vec::new(),
                 };
                 let against = baseline.clone();
-                let opts = ExplainOptions {
-                    max_together: cfg.max_together,
-                    check_state: cfg.check_state,
-                    catalogue: &cfg.catalogue,
-                    known: &others,
-                    refused: &refused,
-                };
+                let opts = cfg.explain(&others, &refused);
                 let refs: Vec<&Found> = cases.iter().collect();
                 let p = explain(
                     class,
@@ -338,13 +345,7 @@ pub fn triage(
         for class in earlier {
             let f = &residue[&class];
             let others = known_except(&known, &class, std::iter::once(f));
-            let opts = ExplainOptions {
-                max_together: cfg.max_together,
-                check_state: cfg.check_state,
-                catalogue: &cfg.catalogue,
-                known: &others,
-                refused: &[],
-            };
+            let opts = cfg.explain(&others, &[]);
             if explain::confirm(f, &profile, &baseline, target.as_mut(), opts)? {
                 let _ = writeln!(out, "  {class}: explained by what was kept since");
                 residue.remove(&class);

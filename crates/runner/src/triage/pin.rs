@@ -90,18 +90,25 @@ pub fn resume(
 ) -> std::iter::Take<gen::Generator> {
     let mut machine = Machine::new(state.config);
     machine.state = state.clone();
-    let cfg = gen::GenConfig {
-        steps,
-        retry_timeout: checker.profile.retry_timeout,
-        kinds: checker.profile.kinds(),
-        favour,
-        ..gen::GenConfig::default()
-    };
+    let cfg = gen_config(checker, steps, favour);
     let seed = gen::case_seed(seed, depth as u64);
     let g = gen::Generator::resume(machine, now, &cfg, &checker.model.stepper(), seed);
     match favour.is_empty() {
         true => g.take(steps),
         false => g.sharpened().take(steps),
+    }
+}
+
+/// The generator's configuration of a triage case of `steps` steps: the
+/// checker's profile (its retry timeout and kinds), `favour` drawn more
+/// often.
+pub fn gen_config(checker: &Checker, steps: usize, favour: gen::Kinds) -> gen::GenConfig {
+    gen::GenConfig {
+        steps,
+        retry_timeout: checker.profile.retry_timeout,
+        kinds: checker.profile.kinds(),
+        favour,
+        ..gen::GenConfig::default()
     }
 }
 
