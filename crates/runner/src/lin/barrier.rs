@@ -125,9 +125,10 @@ impl<'a> Expected<'a> {
         );
         ids(&mut objects, w.outbox.keys().collect(), Object::Message);
         let view = view_of(state, &objects);
-        match Snap::from_json(self.part(&objects)).agrees(&view, skip) {
+        let part = Snap::from_json(self.part(&objects));
+        match part.agrees(&view, skip) {
             Agreement::Same { .. } => true,
-            Agreement::Differs => false,
+            Agreement::Differs => keyed_agree(&part, view, skip),
             // Not the typed shape: only the keyed JSON diff can judge it.
             Agreement::Untyped => self.diff(state, skip).is_empty(),
         }
@@ -174,9 +175,10 @@ impl<'a> Expected<'a> {
         written.retain(|o| self.key_of(o, state).is_some_and(|k| keep_written(&k)));
         objects.extend(written);
         let view = view_of(state, &objects);
-        match Snap::from_json(self.part(&objects)).agrees(&view, skip) {
+        let part = Snap::from_json(self.part(&objects));
+        match part.agrees(&view, skip) {
             Agreement::Same { .. } => Some(true),
-            Agreement::Differs => Some(false),
+            Agreement::Differs => Some(keyed_agree(&part, view, skip)),
             Agreement::Untyped => None,
         }
     }
@@ -238,6 +240,19 @@ impl<'a> Expected<'a> {
         }
         Value::Object(out)
     }
+}
+
+/// Whether a typed difference of `part` (the snapshot's entries of some
+/// objects) from `view` (the model's of the same) survives the keyed JSON
+/// diff, which is where a whole comparison ends ([`Expected::diff`]): a
+/// message's promise spelled `"param": {"data": null, "headers": {}}`
+/// where the model writes `"param": {}` differs as typed JSON (a message
+/// is held as JSON) but is the same record, and an incremental barrier
+/// must refuse exactly what a whole one refuses.
+fn keyed_agree(part: &Snap, view: StateView, skip: &[String]) -> bool {
+    let view = serde_json::to_value(view).expect("view serialises");
+    let mut skipped = BTreeSet::new();
+    diff_state(&view, &part.normalized(), skip, &mut skipped).is_empty()
 }
 
 /// The model's entries of `objects`, as [`StateView::of`] shows them.
@@ -304,4 +319,68 @@ fn view_of(s: &State, objects: &BTreeSet<Object>) -> StateView {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::api::{PromiseCreateReq, PromiseRegisterListenerReq, PromiseSettleReq, Request};
+    use model::machine::Machine;
+    use serde_json::json;
+
+    /// resonate-pg writes an unblock message's promise with `"param":
+    /// {"data": null, "headers": {}}` where the model writes `"param": {}`:
+    /// the same record, as the keyed diff of a whole comparison reads it.
+    /// An incremental barrier (its objects named by a delta) agrees too;
+    /// it once refused it (the typed message is held as JSON), so a crash
+    /// run of resonate-pg failed at its first barrier with no difference
+    /// to show.
+    #[test]
+    fn an_incremental_barrier_agrees_where_a_whole_one_does() {
+        let mut m = Machine::default();
+        let before = Shown::of(serde_json::to_value(StateView::of(&m.state)).unwrap());
+        let base = m.state.checkpoint();
+        let reqs = [
+            Request::PromiseCreate(PromiseCreateReq {
+                id: "c".into(),
+                timeout_at: 100,
+                param: Default::default(),
+                tags: Default::default(),
+            }),
+            Request::PromiseRegisterListener(PromiseRegisterListenerReq {
+                awaited: "c".into(),
+                address: "poll://l".into(),
+            }),
+            Request::PromiseSettle(PromiseSettleReq {
+                id: "c".into(),
+                state: model::types::PromiseState::Resolved,
+                value: Default::default(),
+            }),
+        ];
+        for r in &reqs {
+            m.apply(r, 1);
+        }
+        let mut snap = serde_json::to_value(StateView::of(&m.state)).unwrap();
+        let messages = snap["messages"].as_array_mut().unwrap();
+        assert_eq!(messages.len(), 1, "one unblock: {messages:?}");
+        messages[0]["message"]["data"]["promise"]["param"] = json!({"data": null, "headers": {}});
+        let shown = Shown::of(snap);
+        let changed = before.changed_to(&shown);
+        assert!(changed.is_some(), "comparable object by object");
+        let whole = Expected::new(&shown, None);
+        assert!(whole.agrees(&m.state, base, &[]), "whole");
+        let incremental = Expected::new(&shown, changed);
+        assert!(incremental.incremental());
+        assert!(incremental.agrees(&m.state, base, &[]), "incremental");
+        assert!(
+            incremental.agrees_on(&m.state, base, &[], &|_| true, &|_| true) == Some(true),
+            "one group of objects"
+        );
+        // A real difference is still one.
+        let mut snap = serde_json::to_value(StateView::of(&m.state)).unwrap();
+        snap["messages"][0]["message"]["data"]["promise"]["param"] = json!({"data": "eA=="});
+        let shown = Shown::of(snap);
+        let incremental = Expected::new(&shown, before.changed_to(&shown));
+        assert!(!incremental.agrees(&m.state, base, &[]));
+    }
 }

@@ -32,12 +32,15 @@ pub enum Rule {
         /// The empty value the spec writes (JSON).
         empty: String,
     },
-    /// A field the spec has no name for here: dropped.
+    /// A field the spec has no name for here: dropped (only from answers
+    /// with `status`, when the spec defines it in other answers).
     Drop {
         /// Where.
         at: Place,
         /// Dotted path.
         path: String,
+        /// The answers' status it is scoped to.
+        status: Option<u64>,
     },
     /// A nested answer (the fence's `action`) without its head: its
     /// status read from the record beside it.
@@ -198,9 +201,10 @@ pub fn propose(rows: &[Row], c: &Campaign, profile: &Profile, so_far: &Draft) ->
                     d.rules.push(null);
                 }
             }
-            Finding::FieldExtra { at, path } => d.rules.push(Rule::Drop {
+            Finding::FieldExtra { at, path, status } => d.rules.push(Rule::Drop {
                 at: at.clone(),
                 path: path.clone(),
+                status: *status,
             }),
             Finding::FieldMissing {
                 at: Place::Response(kind),
@@ -311,12 +315,13 @@ impl Rule {
                 absent: *absent as u16,
                 why,
             },
-            Rule::Drop { at, path } => {
+            Rule::Drop { at, path, status } => {
                 let (kinds, components) = place(at);
                 DialectRule::Drop {
                     kinds,
                     components,
                     field: path.clone(),
+                    status: status.and_then(|s| u16::try_from(s).ok()),
                     why,
                 }
             }
@@ -352,4 +357,38 @@ fn refused(c: &Campaign, kind: &str, model: u64, target: u64) -> Option<String> 
             seen.values().sum::<u64>()
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A drop scoped to a status passes the dialect's check where the
+    /// unscoped one is refused (the spec's 300 suspend defines `preload`),
+    /// and is written with its status.
+    #[test]
+    fn a_status_scoped_drop_is_a_rule_the_dialect_takes() {
+        let at = Place::Response("task.suspend".into());
+        let scoped = Rule::Drop {
+            at: at.clone(),
+            path: "preload".into(),
+            status: Some(200),
+        };
+        let unscoped = Rule::Drop {
+            at,
+            path: "preload".into(),
+            status: None,
+        };
+        let check = |r: &Rule| {
+            Dialect::new(DialectSpec {
+                rules: vec![r.to_dialect()],
+                ..DialectSpec::default()
+            })
+        };
+        let d = check(&scoped).expect("scoped to the 200");
+        let text = serde_json::to_string(d.spec()).unwrap();
+        assert!(text.contains(r#""status":200"#), "{text}");
+        let e = check(&unscoped).expect_err("the 300 defines it");
+        assert!(e.contains("defines `preload`"), "{e}");
+    }
 }

@@ -73,6 +73,10 @@ pub enum Finding {
         at: Place,
         /// Dotted path.
         path: String,
+        /// The answer's status, when the spec defines the field in other
+        /// answers of the kind but not in this one (a 200 `task.suspend`'s
+        /// `preload`, which only its 300 carries).
+        status: Option<u64>,
     },
     /// The target writes `null` (or nothing) where the spec writes an
     /// empty object, list or string.
@@ -134,7 +138,16 @@ impl fmt::Display for Finding {
             Finding::FieldMissing { at, path, model } => {
                 write!(f, "field removed: {at} lacks `{path}` (spec: {model})")
             }
-            Finding::FieldExtra { at, path } => write!(f, "field added: {at} has `{path}`"),
+            Finding::FieldExtra {
+                at,
+                path,
+                status: None,
+            } => write!(f, "field added: {at} has `{path}`"),
+            Finding::FieldExtra {
+                at,
+                path,
+                status: Some(s),
+            } => write!(f, "field added: {at} has `{path}` in its {s}"),
             Finding::NullForEmpty { at, path, empty } => {
                 write!(
                     f,
@@ -159,9 +172,9 @@ pub fn findings(kind: &str, d: &Divergence) -> Vec<Finding> {
         let (ms, ts) = (m["status"].as_u64(), t["status"].as_u64());
         match (ms, ts) {
             (Some(ms), Some(ts)) if ms != ts => out.push(status(kind, ms, ts)),
-            (Some(_), Some(_)) => {
+            (Some(_), Some(st)) => {
                 let at = Place::Response(kind.to_string());
-                fields(&at, &m["data"], &t["data"], kind, &mut out);
+                fields(&at, &m["data"], &t["data"], kind, Some(st), &mut out);
             }
             _ => out.push(behaviour(kind, "status")),
         }
@@ -222,12 +235,12 @@ fn state(kind: &str, s: &StateDiff, out: &mut Vec<Finding>) {
                         let (mut m, mut t) = (m.clone(), t.clone());
                         m["timeout"] = Value::Null;
                         t["timeout"] = Value::Null;
-                        fields(&at, &m, &t, kind, out);
+                        fields(&at, &m, &t, kind, None, out);
                         return;
                     }
                 }
             }
-            fields(&at, m, t, kind, out);
+            fields(&at, m, t, kind, None, out);
         }
         _ => out.push(behaviour(
             kind,
@@ -241,8 +254,16 @@ fn state(kind: &str, s: &StateDiff, out: &mut Vec<Finding>) {
 }
 
 /// Compare two values leaf by leaf (as [`crate::compare::differing_paths`]
-/// walks them) and sort each differing leaf.
-fn fields(at: &Place, m: &Value, t: &Value, kind: &str, out: &mut Vec<Finding>) {
+/// walks them) and sort each differing leaf; `status` is an answer's (both
+/// sides the same), `None` for a snapshot entry.
+fn fields(
+    at: &Place,
+    m: &Value,
+    t: &Value,
+    kind: &str,
+    status: Option<u64>,
+    out: &mut Vec<Finding>,
+) {
     let mut leaves = Vec::new();
     walk(m, t, String::new(), &mut leaves);
     for (path, m, t) in leaves {
@@ -260,7 +281,15 @@ fn fields(at: &Place, m: &Value, t: &Value, kind: &str, out: &mut Vec<Finding>) 
             (true, false) if !defined(at, &path) => Finding::FieldExtra {
                 at: at.clone(),
                 path,
+                status: None,
             },
+            (true, false) if status.is_some_and(|s| !defined_at(kind, s, &path)) => {
+                Finding::FieldExtra {
+                    at: at.clone(),
+                    path,
+                    status,
+                }
+            }
             _ => behaviour(kind, &fact(at, &path)),
         };
         out.push(f);
@@ -344,6 +373,17 @@ const SCHEDULE: &[&str] = &[
 /// Fields under which anything is the user's (a value, tags).
 const OPEN: &[&str] = &["param", "value", "tags", "promiseParam", "promiseTags"];
 
+/// Whether the spec defines `path` in `kind`'s answers with `status` (the
+/// canonical shape the model's codec writes for that status,
+/// [`crate::target::dialect::shape::response_at`]).
+fn defined_at(kind: &str, status: u64, path: &str) -> bool {
+    let Ok(status) = u16::try_from(status) else {
+        return false;
+    };
+    !model::api::KINDS.contains(&kind)
+        || crate::target::dialect::shape::response_at(kind, status).defines(path)
+}
+
 /// Whether the spec names the field at `path` in this place (types.lean's
 /// records, the response shapes of `model::wire::response`, the snapshot
 /// components of the README): a rule may never drop such a field.
@@ -412,6 +452,38 @@ mod tests {
         }
     }
 
+    /// A field the spec defines in another answer of the kind (the 300
+    /// suspend's `preload`) is spelling in an answer whose status defines
+    /// none, scoped to that status; in an answer that defines it, it is
+    /// behaviour.
+    #[test]
+    fn a_field_only_another_status_defines_is_spelling_at_this_one() {
+        let d = div(
+            json!({"status": 200, "data": {}}),
+            json!({"status": 200, "data": {"preload": []}}),
+            Vec::new(),
+        );
+        let f = findings("task.suspend", &d);
+        assert_eq!(
+            f,
+            vec![Finding::FieldExtra {
+                at: Place::Response("task.suspend".into()),
+                path: "preload".into(),
+                status: Some(200),
+            }]
+        );
+        let d = div(
+            json!({"status": 300, "data": {"preload": [{"id": "a"}]}}),
+            json!({"status": 300, "data": {"preload": [{"id": "a"}], "extra": 1}}),
+            Vec::new(),
+        );
+        assert!(findings("task.suspend", &d).contains(&Finding::FieldExtra {
+            at: Place::Response("task.suspend".into()),
+            path: "extra".into(),
+            status: None,
+        }));
+    }
+
     #[test]
     fn spelling_is_told_from_behaviour() {
         let d = div(
@@ -429,7 +501,8 @@ mod tests {
         let resp = Place::Response("task.create".into());
         assert!(f.contains(&Finding::FieldExtra {
             at: resp.clone(),
-            path: "task.promiseId".into()
+            path: "task.promiseId".into(),
+            status: None,
         }));
         assert!(f.contains(&Finding::FieldMissing {
             at: resp.clone(),

@@ -13,9 +13,8 @@
 //! shapes the model's codec writes ([`shape`]), so that no rule can remove
 //! or rewrite what the spec defines and the checker compares.
 
-mod pg;
 mod rules;
-mod shape;
+pub mod shape;
 mod ts;
 
 use std::sync::Arc;
@@ -39,8 +38,6 @@ pub enum Base {
     /// The TypeScript SDK's in-process server (`@resonatehq/sdk` 0.11.5)
     /// behind `scripts/ts-server`.
     Ts,
-    /// resonate-pg (`resonate.sql` 0.1.0) behind `scripts/pg-server`.
-    Pg,
 }
 
 /// A dialect as data: a base and rules, in order. What a profile's
@@ -124,7 +121,6 @@ impl Dialect {
         match self.spec.base {
             Base::Resonate => {}
             Base::Ts => ts::response(kind, env),
-            Base::Pg => pg::response(kind, env),
         }
         if self.compiled.rules.is_empty() {
             return;
@@ -141,7 +137,6 @@ impl Dialect {
         match self.spec.base {
             Base::Resonate => {}
             Base::Ts => ts::snapshot(data),
-            Base::Pg => {}
         }
         for (comp, rules) in &self.compiled.by_component {
             if let Some(entries) = data.get_mut(*comp).and_then(Value::as_array_mut) {
@@ -161,10 +156,11 @@ impl Dialect {
     }
 
     /// Whether the snapshot's translation is the identity, so the fast
-    /// path may read it straight into types: resonate-pg's shim builds its
-    /// snapshot canonical, and a rule may touch answers only.
+    /// path may read it straight into types: the base's is, and no rule
+    /// touches snapshot entries (resonate-pg's, whose rule touches answers
+    /// only).
     pub fn snapshot_is_canonical(&self) -> bool {
-        matches!(self.spec.base, Base::Resonate | Base::Pg) && self.compiled.by_component.is_empty()
+        self.spec.base == Base::Resonate && self.compiled.by_component.is_empty()
     }
 }
 
@@ -210,7 +206,7 @@ impl<'de> Deserialize<'de> for Dialect {
                 .map(Dialect::builtin)
                 .map_err(|_| {
                     D::Error::custom(format!(
-                        "unknown dialect `{name}`: the built-in ones are resonate, ts and pg; a dialect of rules is an object {{\"base\", \"rules\"}} or a file of one"
+                        "unknown dialect `{name}`: the built-in ones are resonate and ts (the built-in profiles `py` and `pg` carry theirs as rules); a dialect of rules is an object {{\"base\", \"rules\"}} or a file of one"
                     ))
                 }),
             v @ Value::Object(_) => {

@@ -7,7 +7,7 @@
 //! | `status` | in answers to `kinds`, status `from` → `to` | the spec answers `from` to the kind (or `from` is a server error); the spec never answers `to` |
 //! | `nullIsEmpty` | a `null` under one of `fields` → that field's empty value | a field is in no canonical shape in scope, or is not an object or list there |
 //! | `add` | `field` absent → `value` | `field` is no canonical field, or `value` is not of its type |
-//! | `drop` | `field` removed | the spec defines `field` (it is one, holds one, or is user data) |
+//! | `drop` | `field` removed (with `status`: only from answers with that status) | the spec defines `field` (it is one, holds one, or is user data) in an answer in scope; with `status`: it names components, or the spec never answers that status to a kind |
 //! | `rename` | `field` → sibling `to`, where `to` is absent | the spec defines `field`, or `to` is no canonical field |
 //! | `actionHead` | a nested answer at `field` without a `head` gets one: status `present` when its `data.{record}` is a record, `absent` when not; and the request's nested `kind` | `field` is no nested answer; `present` is not a success or `absent` not a failure |
 //!
@@ -90,6 +90,11 @@ pub enum Rule {
         components: Vec<String>,
         /// Dotted path of the field.
         field: String,
+        /// Only answers with this status: a field the spec defines in
+        /// another answer of the kind but not in this one (a 200
+        /// `task.suspend`'s `preload`, which only its 300 carries).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
         /// Why.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         why: String,
@@ -167,6 +172,11 @@ impl Rule {
         match self {
             Rule::Status { from, to, .. } => format!("status {from} → {to}"),
             Rule::NullIsEmpty { fields, .. } => format!("nullIsEmpty {}", fields.join(", ")),
+            Rule::Drop {
+                field,
+                status: Some(st),
+                ..
+            } => format!("drop {field} at {st}"),
             Rule::Add { field, .. } | Rule::Drop { field, .. } => {
                 format!("{} {field}", self.name())
             }
@@ -281,6 +291,28 @@ impl Rule {
                     }
                 }
             }
+            Rule::Drop {
+                field,
+                status: Some(st),
+                ..
+            } => {
+                path(field)?;
+                if !scope.components.is_empty() {
+                    return Err(format!(
+                        "a status ({st}) names answers, not snapshot entries"
+                    ));
+                }
+                for k in &scope.kinds {
+                    if !shape::statuses(k).contains(st) {
+                        return Err(format!("the spec never answers {st} to {k}"));
+                    }
+                    if shape::response_at(k, *st).defines(field) {
+                        return Err(format!(
+                            "the spec defines `{field}` in {st} answers to {k}: dropping it would hide it"
+                        ));
+                    }
+                }
+            }
             Rule::Drop { field, .. } => {
                 path(field)?;
                 if let Some((what, _)) = shapes().find(|(_, s)| s.defines(field)) {
@@ -355,6 +387,7 @@ impl Checked {
             }
             return;
         }
+        let env_status = env.pointer("/head/status").and_then(Value::as_u64);
         let data = if req.is_some() {
             match env.get_mut("data") {
                 Some(d) => d,
@@ -371,9 +404,13 @@ impl Checked {
                     m.insert(last.to_string(), value.clone());
                 }
             }),
-            Rule::Drop { field, .. } => each_parent(data, field, &mut |m, last| {
-                m.remove(last);
-            }),
+            Rule::Drop { field, status, .. } => {
+                if status.is_none() || env_status == status.map(u64::from) {
+                    each_parent(data, field, &mut |m, last| {
+                        m.remove(last);
+                    })
+                }
+            }
             Rule::Rename { field, to, .. } => each_parent(data, field, &mut |m, last| {
                 if !m.contains_key(to.as_str()) {
                     if let Some(v) = m.remove(last) {

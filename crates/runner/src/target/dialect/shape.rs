@@ -178,19 +178,28 @@ pub fn statuses(kind: &str) -> BTreeSet<u16> {
 /// The canonical `data` fields of `kind`'s answers: the union over the
 /// success statuses (below 400) the spec answers it with.
 pub fn response(kind: &str) -> Shape {
-    let data = universal_data();
     let mut shape = Shape::default();
     for status in statuses(kind).into_iter().filter(|s| *s < 400) {
-        let env = json!({
-            "kind": kind,
-            "head": {"corrId": "*", "status": status, "version": PROTOCOL_VERSION},
-            "data": data,
-        });
-        let res = decode_response(kind, &env)
-            .unwrap_or_else(|e| panic!("the universal data decodes as every kind: {kind}: {e}"));
-        shape.merge(Shape::of(&encode_response(kind, &res, "*")["data"]));
+        shape.merge(response_at(kind, status));
     }
     shape
+}
+
+/// The canonical `data` fields of `kind`'s answers with `status` (none
+/// for a failure, whose `data` is a message): a 200 `task.suspend`
+/// carries nothing, its 300 a `preload`.
+pub fn response_at(kind: &str, status: u16) -> Shape {
+    if status >= 400 {
+        return Shape::default();
+    }
+    let env = json!({
+        "kind": kind,
+        "head": {"corrId": "*", "status": status, "version": PROTOCOL_VERSION},
+        "data": universal_data(),
+    });
+    let res = decode_response(kind, &env)
+        .unwrap_or_else(|e| panic!("the universal data decodes as every kind: {kind}: {e}"));
+    Shape::of(&encode_response(kind, &res, "*")["data"])
 }
 
 /// The canonical fields of an entry of snapshot component `name`.
@@ -338,6 +347,16 @@ mod tests {
         );
         let suspend = response("task.suspend");
         assert_eq!(suspend.field("preload"), Some(Ty::Array), "the 300 body");
+        assert!(response_at("task.suspend", 300).defines("preload"));
+        assert!(!response_at("task.suspend", 200).defines("preload"));
+        assert!(
+            response_at("task.suspend", 200).is_empty(),
+            "a 200 carries nothing"
+        );
+        assert!(
+            response_at("promise.get", 404).is_empty(),
+            "a failure's data is a message"
+        );
         assert!(response("task.heartbeat").is_empty());
     }
 

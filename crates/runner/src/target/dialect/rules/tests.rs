@@ -186,6 +186,56 @@ fn drop_of_a_defined_field_is_refused() {
     assert!(e.contains("tasks entries"), "{e}");
 }
 
+/// resonate-pg's W1: a 200 `task.suspend` carries `{"preload": []}`,
+/// which only the spec's 300 defines; scoped to the 200 the drop hides
+/// nothing the spec defines, and leaves the 300's `preload` to compare.
+#[test]
+fn drop_at_a_status_removes_only_from_answers_with_it() {
+    let d = dialect(json!([
+        {"rule": "drop", "kinds": ["task.suspend"], "field": "preload", "status": 200}
+    ]))
+    .unwrap();
+    let req = Request::TaskSuspend(TaskSuspendReq {
+        id: "t".into(),
+        version: 1,
+        actions: Vec::new(),
+    });
+    let mut ok = answer(200, json!({"preload": []}));
+    d.response(&req, &mut ok);
+    assert_eq!(ok["data"], json!({}));
+    let mut redirect = answer(300, json!({"preload": []}));
+    d.response(&req, &mut redirect);
+    assert_eq!(
+        redirect["data"],
+        json!({"preload": []}),
+        "the 300's is the spec's"
+    );
+    let text = serde_json::to_string(d.spec()).unwrap();
+    assert!(text.contains(r#""status":200"#), "round-trips: {text}");
+}
+
+#[test]
+fn drop_at_a_status_is_refused_where_that_answer_defines_the_field() {
+    let e = refused(
+        json!({"rule": "drop", "kinds": ["task.suspend"], "field": "preload", "status": 300}),
+    );
+    assert!(
+        e.contains("rule 1 (drop preload at 300)") && e.contains("defines `preload` in 300"),
+        "{e}"
+    );
+    let e = refused(json!({"rule": "drop", "kinds": ["task.suspend"], "field": "preload"}));
+    assert!(
+        e.contains("defines `preload`"),
+        "unscoped, the 300 defines it: {e}"
+    );
+    let e = refused(
+        json!({"rule": "drop", "kinds": ["task.suspend"], "field": "preload", "status": 201}),
+    );
+    assert!(e.contains("never answers 201"), "{e}");
+    let e = refused(json!({"rule": "drop", "components": ["tasks"], "field": "x", "status": 200}));
+    assert!(e.contains("names answers, not snapshot entries"), "{e}");
+}
+
 #[test]
 fn rename_moves_a_field_to_its_canonical_name() {
     let d = dialect(json!([
