@@ -1,7 +1,9 @@
 //! The shrinker's reshaping passes, each on a trace only it can bring to
 //! the witness's length: a schedule's promise made directly (`unschedule`),
-//! and a promise creation and its task's first claim made one `task.create`
-//! (`claims`).
+//! a promise creation and its task's first claim made one `task.create`
+//! (`claims`), a tick snapped onto a deadline armed before it
+//! (`snap_ticks`), and a claimed creation made a plain one (a value
+//! simplification). Each of the last two fails with its pass taken out.
 
 use std::time::Duration;
 
@@ -148,4 +150,36 @@ fn a_shrink_stops_at_its_candidate_budget() {
     );
     assert_eq!(r.tried, 2);
     assert!(r.timed_out, "the budget ran out");
+}
+
+/// A tick past a deadline is snapped back onto it (`passes::snap_ticks`):
+/// halving the gap alone stops wherever a half first misses the deadline
+/// (23 → 12 here; 6 would miss it), where the deadline itself is the tick a
+/// reader wants to see.
+#[test]
+fn a_tick_past_a_deadline_is_snapped_onto_it() {
+    let lease = 10;
+    let steps = vec![at(T0, task_create("a", "p1", lease, LATER)), tick(T0 + 23)];
+    let s = shrunk("lease-timeout-keeps-pid", &steps);
+    assert_eq!(kinds(&s), ["task.create", "tick"], "{s:?}");
+    assert_eq!(
+        s[1].now - s[0].now,
+        lease,
+        "the tick on the lease's deadline: {s:?}"
+    );
+}
+
+/// A claimed creation whose claim the failure does not need becomes its
+/// promise's plain creation (`simplifications`: a `task.create` made a
+/// `promise.create`), which opens the release's deletion: the pending task
+/// a release left is the one a plain creation leaves.
+#[test]
+fn a_claim_the_failure_does_not_need_is_undone() {
+    let steps = vec![
+        at(T0, task_create("a", "p1", 60_000, LATER)),
+        at(T0, release("a", 1)),
+        tick(T0 + 5000),
+    ];
+    let s = shrunk("retry-not-rearmed", &steps);
+    assert_eq!(kinds(&s), ["promise.create", "tick"], "{s:?}");
 }
