@@ -77,6 +77,7 @@ fn config(dir: &std::path::Path) -> TriageConfig {
         profile: Profile::default(),
         target_name: "test".into(),
         catalogue: deviate::all().collect(),
+        witnesses: false,
     }
 }
 
@@ -535,4 +536,42 @@ fn two_departures_under_one_difference_are_two_classes_by_their_lean_branch() {
             .all(|c| !c.contains("task.create/exists_pending_reacquired_200")),
         "{residue:?}"
     );
+}
+
+/// A departure the campaign's few short cases never meet (a cycle of
+/// awaits timing out in one tick) is met on its catalogue entry's witness
+/// (`--witnesses`), proposed and kept; on a server without departures no
+/// witness diverges and nothing is proposed.
+#[test]
+fn a_departure_no_case_met_is_found_on_its_witness() {
+    const BUG: &str = "timeout-skips-due-awaiters";
+    let bug = BUG;
+    let run = |devs: &'static [&'static str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = TriageConfig {
+            cases: 3,
+            steps: 15,
+            rounds: 2,
+            witnesses: true,
+            ..config(dir.path())
+        };
+        let mut connect = |_: &Profile| -> Result<Box<dyn Target>, TargetError> {
+            Ok(Box::new(LocalTarget::new(server(devs))))
+        };
+        let mut log = Vec::new();
+        let t = triage(&cfg, &mut connect, &mut log).unwrap();
+        (t, String::from_utf8_lossy(&log).into_owned())
+    };
+    let (t, log) = run(&[BUG]);
+    let names: Vec<&str> = t.baseline.iter().map(|d| d.name).collect();
+    assert_eq!(names, [bug], "{log}");
+    assert!(
+        t.proposals
+            .iter()
+            .any(|p| p.kept && p.class == format!("witness of {bug}")),
+        "{log}"
+    );
+    let (t, log) = run(&[]);
+    assert!(t.baseline.is_empty(), "{log}");
+    assert!(t.proposals.is_empty(), "{log}");
 }

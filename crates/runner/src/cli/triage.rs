@@ -35,6 +35,7 @@ pub(super) fn triage_cmd(a: TriageArgs) -> Result<Verdict, Failure> {
         profile: s.profile.clone(),
         target_name: s.url.clone(),
         catalogue,
+        witnesses: a.witnesses,
     };
     if !a.catalogue_without.is_empty() {
         say!(

@@ -33,6 +33,7 @@ pub mod findings;
 pub mod pin;
 pub mod rollup;
 pub mod scaffold;
+pub mod sweep;
 pub mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -76,6 +77,9 @@ pub struct TriageConfig {
     /// The deviations a baseline is inferred from: the catalogue
     /// ([`deviate::all`]), or the part of it `--catalogue-without` leaves.
     pub catalogue: Vec<&'static Deviation>,
+    /// After the rounds, replay every catalogue entry's witness the
+    /// baseline lacks ([`sweep`]).
+    pub witnesses: bool,
 }
 
 impl TriageConfig {
@@ -377,6 +381,39 @@ pub fn triage(
         }
     }
     let profile = draft.profile(&cfg.profile, name);
+    if cfg.witnesses {
+        let mut seen: BTreeSet<String> = rounds
+            .last()
+            .map(|r| rollup::by_class(&r.campaign).into_keys().collect())
+            .unwrap_or_default();
+        seen.extend(residue.keys().cloned());
+        let spec = CampaignSpec {
+            seed: cfg.seed,
+            cases: cfg.cases,
+            steps: cfg.steps,
+            check_state: cfg.check_state,
+            shrink_time: cfg.shrink_time,
+            dir: cfg.out.join("witnesses"),
+            favour: gen::Kinds::NONE,
+        };
+        let mut target = connect(&profile)?;
+        let _ = writeln!(
+            out,
+            "witnesses: replaying the catalogue's, baseline [{}]",
+            names(&baseline)
+        );
+        for p in sweep::sweep(
+            cfg,
+            &profile,
+            &mut baseline,
+            &seen,
+            &spec,
+            target.as_mut(),
+            out,
+        )? {
+            proposals.insert(p.class.clone(), p);
+        }
+    }
     Ok(Triage {
         rounds,
         draft,
