@@ -11,7 +11,7 @@
 //! persistent mode logs only steps that write, so a crash under
 //! `log-loses-tail` always loses a write; and every wait of a re-run is
 //! bounded (requests by their timeout, restarts by the process's, the
-//! shrink's attempts by its deadline). `conform races` prints the same
+//! shrink by its re-runs and, above them, its time). `conform races` prints the same
 //! table.
 //!
 //! A shrink is bounded by its re-runs (`stress::hunt::SHRINK_RERUNS`), its
@@ -69,8 +69,9 @@ fn gate(rows: Vec<runner::stress::hunt::Hunted>, log: Vec<u8>, most_ops: usize) 
 }
 
 /// Under load the clients' threads are scheduled late and out of order;
-/// the shrink's paced re-runs send the failing epoch in the order the run
-/// invoked it, so the rival lands inside the racy handler's window again.
+/// the shrink's paced re-runs send the failing epoch one operation at a
+/// time (in the order the run invoked it, its reverse, shuffles), so the
+/// rival lands inside the racy handler's window again.
 #[test]
 fn every_planted_race_is_found_and_shrunk() {
     let dir = tempfile::tempdir().unwrap();

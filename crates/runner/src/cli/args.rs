@@ -148,12 +148,12 @@ pub struct TriageArgs {
     /// measure triage as the catalogue was before the family existed.
     #[arg(long, value_name = "FAMILY")]
     pub catalogue_without: Vec<String>,
-    /// After the rounds, replay every catalogue entry's witness the
-    /// proposed baseline lacks: one that diverges without the entry and
-    /// passes with it is confirmed by a campaign with it (a departure the
+    /// Do not replay, after the rounds, every catalogue entry's witness the
+    /// proposed baseline lacks (one that diverges without the entry and
+    /// passes with it is confirmed by a campaign with it: a departure the
     /// random cases never met).
     #[arg(long)]
-    pub witnesses: bool,
+    pub no_witnesses: bool,
 }
 
 /// `conform races`.

@@ -35,7 +35,7 @@ pub(super) fn triage_cmd(a: TriageArgs) -> Result<Verdict, Failure> {
         profile: s.profile.clone(),
         target_name: s.url.clone(),
         catalogue,
-        witnesses: a.witnesses,
+        witnesses: !a.no_witnesses,
     };
     if !a.catalogue_without.is_empty() {
         say!(

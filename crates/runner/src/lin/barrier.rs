@@ -17,8 +17,9 @@
 //! (it changed, appeared or disappeared): a target may change objects the
 //! model never touched (a lost write, a resurrected promise), and those
 //! are caught by the second set, not the first. So the barrier compares
-//! the union of the two sets, entry by entry, with the same typed
-//! comparison as a full snapshot ([`Snap::agrees`]); a hash collision
+//! the union of the two sets, entry by entry, with the same comparison as
+//! a full snapshot (typed first, [`Snap::agrees`], and on a typed
+//! difference the keyed JSON diff a whole comparison ends in); a hash collision
 //! could only hide a change the target made to an object the model did not
 //! touch (2⁻⁶⁴ per object) in a snapshot recorded whole. The first
 //! barrier, a barrier after one without a snapshot, one whose components

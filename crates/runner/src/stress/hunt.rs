@@ -23,9 +23,10 @@ use crate::target::HttpTarget;
 pub const SEARCH_BUDGET: u64 = 200_000;
 
 /// The default re-runs of a shrink ([`HuntOptions::shrink_reruns`],
-/// `conform stress --shrink-reruns`): what a shrink needs is counted in
-/// re-runs, so a found race shrinks to the same history on a loaded
-/// machine as on an idle one, only slower.
+/// `conform stress --shrink-reruns`): what a shrink may spend is counted
+/// in re-runs, so a loaded machine gets as many re-runs as an idle one,
+/// only slower (each re-run's outcome still depends on timing; the time
+/// is a ceiling above it).
 pub const SHRINK_RERUNS: usize = 1_000;
 
 /// How a planted concurrency bug fared.

@@ -4,7 +4,8 @@
 //! own clients at once, and checked as the run checks. A race shows in
 //! some interleavings only, so it is re-run up to
 //! [`StressConfig::attempts`] times, until one is not linearizable; every
-//! other attempt is paced in the saved history's invocation order
+//! other attempt is paced, as the shrink's are: the saved history's
+//! invocation order, its reverse, then shuffles of it, each at two gaps
 //! ([`gap_of`]).
 //!
 //! What cannot be re-run exactly is the moment of a crash: a replay kills

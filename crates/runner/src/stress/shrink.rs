@@ -6,9 +6,10 @@
 //! in some interleavings; three times that for the first, the whole
 //! failing epoch; once for a candidate of one client, which is one
 //! sequence) ends in an epoch no order explains, at its last epoch. Every
-//! other attempt is paced: the operations invoked in the failing run's
-//! order, a gap apart ([`gap_of`]), so the rival still lands inside the
-//! racy handler's window on a loaded machine. Passes: keep only the prefix steps that name what the failing
+//! other attempt is paced: the operations invoked one at a time, a gap
+//! apart, in the failing run's order, its reverse or a shuffle of it
+//! ([`gap_of`]), so the rival still lands inside the racy handler's window
+//! on a loaded machine. Passes: keep only the prefix steps that name what the failing
 //! epoch names, closed backwards (one re-run; the failing epoch's
 //! operations are already one component of it, `lin::partition`); drop
 //! prefix chunks, halves first down to single steps
@@ -16,7 +17,8 @@
 //! one at a time (fewer operations); move one client's operations onto
 //! another's, in invocation order (fewer clients: the operations around a
 //! racing pair need not run beside it). Repeated until a round gains
-//! nothing or the time budget ends.
+//! nothing or the budget ends: [`StressConfig::shrink_reruns`] re-runs
+//! (each attempt of each candidate is one), `shrink_time` a ceiling.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -44,8 +46,9 @@ const GAPS: [Duration; 2] = [Duration::from_millis(2), Duration::from_millis(6)]
 /// machine's load does to the threads), odd ones all at once, as the run
 /// sent them (an interleaving no pacing chose).
 ///
-/// The paced orders take turns ([`Paced::order`]): the failing run's
-/// invocation order first, then its reverse, then shuffles of it. The
+/// The paced orders take turns ([`Paced::order`]), each at both gaps: the
+/// failing run's invocation order first, then its reverse, then shuffles
+/// of it. The
 /// invocation stamps do not say in which order the handlers ran: an
 /// operation invoked after its rival may still have been checked before
 /// it (a tick invoked while a halt was on the wire, whose check ran first
@@ -56,7 +59,7 @@ pub fn gap_of(attempt: usize) -> Option<Paced> {
         let turn = attempt / 2;
         Paced {
             gap: GAPS[turn % GAPS.len()],
-            order: turn,
+            order: turn / GAPS.len(),
         }
     })
 }
@@ -289,7 +292,10 @@ pub fn shrink_scenario(
         let attempts = if s.concurrent() { attempts.max(1) } else { 1 };
         for attempt in 0..attempts {
             if attempt > 0 && spent() {
-                why = format!("the shrink's budget ran out after {attempt} re-runs");
+                why = match Instant::now() > deadline {
+                    true => format!("the shrink's time ran out after {} re-runs", reruns.get()),
+                    false => format!("the shrink's {} re-runs were spent", reruns.get()),
+                };
                 return None;
             }
             reruns.set(reruns.get() + 1);
@@ -323,6 +329,9 @@ pub fn shrink_scenario(
     // backwards over the prefix): one re-run, often most of the prefix
     // gone; without the ticks first, then with them.
     for keep_ticks in [false, true] {
+        if spent() {
+            break;
+        }
         if let Some(c) = best
             .relevant(keep_ticks)
             .filter(|c| c.prefix.len() < best.prefix.len())
@@ -422,12 +431,19 @@ mod tests {
             v.sort();
             v
         };
-        let turns: Vec<Paced> = (0..12).filter_map(gap_of).collect();
-        assert_eq!(turns.len(), 6);
+        let turns: Vec<Paced> = (0..24).filter_map(gap_of).collect();
+        assert_eq!(turns.len(), 12);
         assert_eq!(turns[0].order_of(&recorded), recorded);
+        assert_eq!(
+            turns[1].order_of(&recorded),
+            recorded,
+            "each order at both gaps"
+        );
+        assert_ne!(turns[0].gap, turns[1].gap);
         let mut rev = recorded.clone();
         rev.reverse();
-        assert_eq!(turns[1].order_of(&recorded), rev);
+        assert_eq!(turns[2].order_of(&recorded), rev);
+        assert_eq!(turns[3].order_of(&recorded), rev);
         let mut distinct = std::collections::BTreeSet::new();
         for t in &turns {
             let o = t.order_of(&recorded);

@@ -402,11 +402,13 @@ pub fn triage(
             "witnesses: replaying the catalogue's, baseline [{}]",
             names(&baseline)
         );
+        let residue_classes: BTreeSet<String> = known.values().flatten().cloned().collect();
         for p in sweep::sweep(
             cfg,
             &profile,
             &mut baseline,
             &seen,
+            &residue_classes,
             &spec,
             target.as_mut(),
             out,

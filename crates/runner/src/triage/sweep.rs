@@ -1,5 +1,5 @@
 //! The catalogue's witnesses, replayed against the target once the
-//! campaigns are done (`conform triage --witnesses`): a departure the
+//! campaigns are done (`conform triage`, unless `--no-witnesses`): a departure the
 //! random cases never met (a shape the generator seldom builds, such as a
 //! cycle of awaits timing out in one tick) is still met on the witness of
 //! the catalogue entry that describes it, which is that departure's
@@ -28,13 +28,18 @@ use crate::target::{Target, TargetError};
 
 /// Replay every catalogue entry's witness that the baseline lacks; the
 /// proposals made (kept or refused), the kept ones added to `baseline`.
-/// `seen` is every class the last round and the residue showed; `spec` the
-/// campaign a candidate is confirmed by (its directory per entry).
+/// `seen` is every class the last round and the residue showed; `known`
+/// the residue's classes, which a witness's replay goes on past (a
+/// target's departure at a witness's first step, already residue, hides
+/// nothing of its last); `spec` the campaign a candidate is confirmed by
+/// (its directory per entry).
+#[allow(clippy::too_many_arguments)]
 pub fn sweep(
     cfg: &TriageConfig,
     profile: &Profile,
     baseline: &mut Vec<&'static Deviation>,
     seen: &BTreeSet<String>,
+    known: &BTreeSet<String>,
     spec: &CampaignSpec,
     target: &mut dyn Target,
     out: &mut dyn Write,
@@ -42,7 +47,6 @@ pub fn sweep(
     let opts = ExecOptions {
         check_state: cfg.check_state,
     };
-    let none = BTreeSet::new();
     let kinds = profile.kinds();
     let mut made = Vec::new();
     let mut replayed = 0;
@@ -58,14 +62,14 @@ pub fn sweep(
             continue;
         }
         replayed += 1;
-        if !pin::replay_diverges(&w, profile, baseline, target, opts, &none)? {
+        if !pin::replay_diverges(&w, profile, baseline, target, opts, known)? {
             continue;
         }
         let mut with = None;
         for at in 0..=baseline.len() {
             let mut devs = baseline.clone();
             devs.insert(at, d);
-            if !pin::replay_diverges(&w, profile, &devs, target, opts, &none)? {
+            if !pin::replay_diverges(&w, profile, &devs, target, opts, known)? {
                 with = Some(devs);
                 break;
             }
