@@ -1,7 +1,8 @@
 //! The concurrent shrink brings a counterexample to fewer clients: the
 //! operations around a racing pair (what creates the object a moment
 //! before) need not run on a client of their own, and the shrink moves
-//! them onto another client's queue, in the order they were invoked.
+//! them onto another client's queue, in the order they were invoked. And
+//! a shrink is bounded by its re-runs, not by luck or load.
 
 use std::time::Duration;
 
@@ -67,4 +68,38 @@ fn a_race_on_three_clients_is_shrunk_to_two() {
     clients.sort_unstable();
     clients.dedup();
     assert_eq!(clients.len(), 2, "the failing re-run used two clients");
+}
+
+/// The shrink spends at most its re-runs (`StressConfig::shrink_reruns`),
+/// however many attempts the first candidate would get: against a server
+/// without the race, the scenario never fails again, and the shrink gives
+/// up after exactly the cap, saying which limit ran out.
+#[test]
+fn a_shrink_spends_at_most_its_reruns() {
+    let server = spawn(ServeOptions::default()).unwrap();
+    let url = server.url();
+    let mut target = HttpTarget::new(&url, Duration::from_secs(5)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = StressConfig::new(&url, Profile::default(), Vec::new());
+    cfg.clients = 2;
+    cfg.out_dir = dir.path().to_path_buf();
+    cfg.shrink_time = Duration::from_secs(600);
+    cfg.shrink_reruns = Some(3);
+    // More attempts than the cap, so the cap is what stops it.
+    cfg.attempts = 8;
+    let start = Scenario {
+        prefix: vec![at(T0, task_create("a", "p1", 60_000, LATER))],
+        now: T0,
+        queues: vec![
+            vec![at(T0, settle("a.1", PromiseState::Resolved))],
+            vec![at(T0, create("a.1", LATER, none()))],
+        ],
+        order: vec![1, 0],
+        crash: false,
+    };
+    let mut out = Vec::new();
+    let shrunk = shrink_scenario(&cfg, &mut target, None, start, &cfg.header(), &mut out);
+    let log = String::from_utf8_lossy(&out);
+    assert!(shrunk.is_none(), "nothing to reproduce: {log}");
+    assert!(log.contains("the shrink's 3 re-runs were spent"), "{log}");
 }
