@@ -24,7 +24,7 @@ use model::state::{ServerConfig, State};
 
 use super::campaign::Found;
 use super::distinguish::{self, Verdict};
-use super::pin;
+use super::pin::{self, Past};
 use crate::check::{Checker, DiffClass};
 use crate::compare::normalize_response;
 use crate::exec::ExecOptions;
@@ -76,8 +76,12 @@ pub struct ExplainOptions<'a> {
     /// The deviations to infer from (the catalogue, or part of it).
     pub catalogue: &'a [&'static Deviation],
     /// Known residue classes ([`super::rollup::class_key`]): a confirming replay goes on past
-    /// these and only these ([`pin::replay_diverges`]).
+    /// these and only these ([`pin::replay`]), unless `past` is given.
     pub known: &'a BTreeSet<String>,
+    /// When given, a confirming replay goes on past these divergences
+    /// (step, class) only, whatever `known` holds: those the replay of a
+    /// witness with the baseline alone went past ([`super::sweep`]).
+    pub past: Option<&'a BTreeSet<(usize, String)>>,
     /// Candidates an earlier round refused for this class (a partial
     /// fit): a refutation stands, whatever case a later round shrinks to.
     pub refused: &'a [Vec<&'static Deviation>],
@@ -164,7 +168,9 @@ pub fn explain(
                 "  refused (a partial fit: a neighbour of its trace, {} steps, answers otherwise): {names} for {class}",
                 n.len()
             );
-            p.refused.push(cand);
+            if !p.refused.contains(&cand) {
+                p.refused.push(cand);
+            }
             continue;
         }
         if p.kept {
@@ -411,5 +417,6 @@ fn replay_diverges(
     let eopts = ExecOptions {
         check_state: opts.check_state,
     };
-    pin::replay_diverges(steps, profile, devs, target, eopts, opts.known)
+    let past = opts.past.map_or(Past::Known(opts.known), Past::Exactly);
+    pin::replay_diverges(steps, profile, devs, target, eopts, past)
 }

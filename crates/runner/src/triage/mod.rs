@@ -96,7 +96,23 @@ impl TriageConfig {
             check_state: self.check_state,
             catalogue: &self.catalogue,
             known,
+            past: None,
             refused,
+        }
+    }
+
+    /// A campaign of this configuration's seed, cases and steps (every
+    /// round's, and the sweep's), its traces under `dir`, steered toward
+    /// `favour`.
+    fn spec(&self, dir: PathBuf, favour: gen::Kinds) -> CampaignSpec {
+        CampaignSpec {
+            seed: self.seed,
+            cases: self.cases,
+            steps: self.steps,
+            check_state: self.check_state,
+            shrink_time: self.shrink_time,
+            dir,
+            favour,
         }
     }
 }
@@ -193,15 +209,10 @@ pub fn triage(
             }
         }
         let mut target = connect(&profile)?;
-        let spec = CampaignSpec {
-            seed: cfg.seed,
-            cases: cfg.cases,
-            steps: cfg.steps,
-            check_state: cfg.check_state,
-            shrink_time: cfg.shrink_time,
-            dir: cfg.out.join(format!("round-{}", r + 1)),
-            favour: favour(&steer, &profile),
-        };
+        let spec = cfg.spec(
+            cfg.out.join(format!("round-{}", r + 1)),
+            favour(&steer, &profile),
+        );
         let steered: Vec<String> = steer
             .iter()
             .filter(|k| spec.favour.contains(k))
@@ -387,15 +398,7 @@ pub fn triage(
             .map(|r| rollup::by_class(&r.campaign).into_keys().collect())
             .unwrap_or_default();
         seen.extend(residue.keys().cloned());
-        let spec = CampaignSpec {
-            seed: cfg.seed,
-            cases: cfg.cases,
-            steps: cfg.steps,
-            check_state: cfg.check_state,
-            shrink_time: cfg.shrink_time,
-            dir: cfg.out.join("witnesses"),
-            favour: gen::Kinds::NONE,
-        };
+        let spec = cfg.spec(cfg.out.join("witnesses"), gen::Kinds::NONE);
         let mut target = connect(&profile)?;
         let _ = writeln!(
             out,

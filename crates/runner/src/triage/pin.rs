@@ -11,10 +11,11 @@
 //!
 //! A continued case is exploration, never evidence: a proposal is kept only
 //! by a replay of the case's own steps through the checker with the
-//! candidate ([`replay_diverges`]), which goes on past a divergence only
-//! when its class is already known residue (what no catalogue entry
-//! explains), so "green apart from known residue" is the whole rule, and a
-//! class is never explained by pinning past it.
+//! candidate ([`replay`]), which goes on past a divergence only when its
+//! class is already known residue (what no catalogue entry explains; for a
+//! witness's replay, only where the replay without the candidate went
+//! past it: [`Past`]), so "green apart from known residue" is the whole
+//! rule, and a class is never explained by pinning past it.
 //!
 //! A pin needs the whole state: a snapshot that lacks a component (or a
 //! run without state) cannot pin, and the case ends at its divergence as
@@ -28,11 +29,12 @@ use model::machine::Machine;
 use model::state::State;
 use model::view::{StateView, COMPONENTS};
 
-use crate::check::Checker;
-use crate::exec::{continue_stream, execute, ExecOptions, Expect};
+use crate::check::{Checker, Divergence};
+use crate::exec::{continue_stream, execute, ExecOptions, Execution, Expect};
 use crate::profile::Profile;
 use crate::snapshot::Snap;
 use crate::target::{Target, TargetError};
+use crate::trace::Line;
 
 /// The most divergences a case goes on past: a target whose every step
 /// diverges from a pinned state would otherwise make a class per step.
@@ -112,39 +114,129 @@ pub fn gen_config(checker: &Checker, steps: usize, favour: gen::Kinds) -> gen::G
     }
 }
 
+/// Which divergences a replay goes on past (the model pinned to the
+/// target's snapshot); any other ends it.
+#[derive(Clone, Copy, Debug)]
+pub enum Past<'a> {
+    /// Known residue: these classes ([`super::rollup::class_key`]) at any
+    /// step.
+    Known(&'a BTreeSet<String>),
+    /// These classes at these steps only: those the replay without a
+    /// candidate went past ([`Replayed::past`]). A candidate that turns a
+    /// departure into one that looks like residue does not pass.
+    Exactly(&'a BTreeSet<(usize, String)>),
+}
+
+impl Past<'_> {
+    fn allows(&self, at: usize, class: &str) -> bool {
+        match self {
+            Past::Known(k) => k.contains(class),
+            Past::Exactly(s) => s.contains(&(at, class.to_string())),
+        }
+    }
+}
+
+/// What a replay met.
+#[derive(Clone, Debug)]
+pub struct Replayed {
+    /// Every line sent, the parts after each pin included; the last is the
+    /// step it ended at, if it diverged.
+    pub lines: Vec<Line>,
+    /// The divergences it went on past: the step (into the steps replayed)
+    /// and the class.
+    pub past: BTreeSet<(usize, String)>,
+    /// Where its last part begins (`None`: it went past nothing).
+    pub pin: Option<Pin>,
+    /// The last part (the whole replay without a pin); its divergence,
+    /// indexed in the part, is where the replay ended.
+    pub part: Execution,
+    /// It ended at a divergence it may go past but could not pin (state
+    /// not compared, or the snapshot cannot pin).
+    pub stuck: bool,
+}
+
+impl Replayed {
+    /// Whether it ended at a divergence (one it could not go past included).
+    pub fn diverges(&self) -> bool {
+        self.part.divergence.is_some()
+    }
+
+    /// The step (into the steps replayed) and the divergence it ended at.
+    pub fn divergence(&self) -> Option<(usize, &Divergence)> {
+        let from = self.pin.as_ref().map_or(0, |p| p.from);
+        self.part.divergence.as_ref().map(|(i, d)| (from + i, d))
+    }
+}
+
 /// Replay `steps` on the reset target through a checker with `devs`, going
-/// on past a divergence only when its class ([`super::rollup::class_key`])
-/// is in `known`
-/// (known residue) and the snapshot pins: whether any other divergence is
-/// met. A target fault ends it.
+/// on past a divergence only where `past` allows it and the snapshot pins.
+/// A target fault ends it.
+pub fn replay(
+    steps: &[Step],
+    profile: &Profile,
+    devs: &[&'static Deviation],
+    target: &mut dyn Target,
+    opts: ExecOptions,
+    past: Past,
+) -> Result<Replayed, TargetError> {
+    let mut checker = Checker::with_deviations(profile.clone(), devs.to_vec());
+    let mut part = execute(target, &mut checker, steps, Expect::Model, opts);
+    let mut lines = Vec::new();
+    let mut gone = BTreeSet::new();
+    let mut last: Option<Pin> = None;
+    let mut stuck = false;
+    loop {
+        if let Some(e) = part.fault.take() {
+            return Err(e);
+        }
+        lines.extend(part.lines.iter().cloned());
+        let from = last.as_ref().map_or(0, |p| p.from);
+        let Some((i, d)) = &part.divergence else {
+            break;
+        };
+        let (at, class) = (from + i, super::rollup::class_key(d));
+        if !past.allows(at, &class) {
+            break;
+        }
+        let pinned = match opts.check_state {
+            true => {
+                let snap = target.snap()?;
+                state_of(&snap, &checker).ok().map(|s| (s, snap))
+            }
+            false => None,
+        };
+        let Some((state, snap)) = pinned else {
+            stuck = true;
+            break;
+        };
+        pin(&mut checker, state.clone());
+        gone.insert((at, class));
+        last = Some(Pin {
+            from: at + 1,
+            state,
+            depth: last.as_ref().map_or(0, |p| p.depth + 1),
+        });
+        let rest = &steps[at + 1..];
+        part = continue_stream(target, &mut checker, rest, Expect::Model, opts, Some(snap));
+    }
+    Ok(Replayed {
+        lines,
+        past: gone,
+        pin: last,
+        part,
+        stuck,
+    })
+}
+
+/// [`replay`]: whether it ends at a divergence (one it may go past but
+/// could not pin included: the run is not green).
 pub fn replay_diverges(
     steps: &[Step],
     profile: &Profile,
     devs: &[&'static Deviation],
     target: &mut dyn Target,
     opts: ExecOptions,
-    known: &BTreeSet<String>,
+    past: Past,
 ) -> Result<bool, TargetError> {
-    let mut checker = Checker::with_deviations(profile.clone(), devs.to_vec());
-    let mut ex = execute(target, &mut checker, steps, Expect::Model, opts);
-    let mut at = 0;
-    loop {
-        if let Some(e) = ex.fault {
-            return Err(e);
-        }
-        let Some((i, d)) = &ex.divergence else {
-            return Ok(false);
-        };
-        if !known.contains(&super::rollup::class_key(d)) || !opts.check_state {
-            return Ok(true);
-        }
-        let snap = target.snap()?;
-        let Ok(s) = state_of(&snap, &checker) else {
-            return Ok(true);
-        };
-        pin(&mut checker, s);
-        at += i + 1;
-        let rest = &steps[at..];
-        ex = continue_stream(target, &mut checker, rest, Expect::Model, opts, Some(snap));
-    }
+    Ok(replay(steps, profile, devs, target, opts, past)?.diverges())
 }

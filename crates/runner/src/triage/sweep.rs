@@ -21,7 +21,8 @@ use gen::Op;
 
 use super::campaign::{campaign, CampaignSpec};
 use super::explain::Proposal;
-use super::{names, pin, rollup, TriageConfig};
+use super::pin::{self, Past};
+use super::{names, rollup, TriageConfig};
 use crate::exec::ExecOptions;
 use crate::profile::Profile;
 use crate::target::{Target, TargetError};
@@ -62,14 +63,14 @@ pub fn sweep(
             continue;
         }
         replayed += 1;
-        if !pin::replay_diverges(&w, profile, baseline, target, opts, known)? {
+        if !pin::replay_diverges(&w, profile, baseline, target, opts, Past::Known(known))? {
             continue;
         }
         let mut with = None;
         for at in 0..=baseline.len() {
             let mut devs = baseline.clone();
             devs.insert(at, d);
-            if !pin::replay_diverges(&w, profile, &devs, target, opts, known)? {
+            if !pin::replay_diverges(&w, profile, &devs, target, opts, Past::Known(known))? {
                 with = Some(devs);
                 break;
             }
