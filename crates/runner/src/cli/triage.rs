@@ -46,7 +46,7 @@ pub(super) fn triage_cmd(a: TriageArgs) -> Result<Verdict, Failure> {
         );
     }
     say!(
-        "conform {} (spec {}) triage: seed {} cases {} steps {} rounds {} together {} target {} profile {} retry-timeout {} state {} shrink {}s timeout-ms {} out {}",
+        "conform {} (spec {}) triage: seed {} cases {} steps {} rounds {} together {} target {} profile {} retry-timeout {} state {} shrink {}s timeout-ms {} witnesses {} out {}",
         env!("CARGO_PKG_VERSION"),
         model::SPEC_COMMIT,
         cfg.seed,
@@ -60,6 +60,7 @@ pub(super) fn triage_cmd(a: TriageArgs) -> Result<Verdict, Failure> {
         if cfg.check_state { "on" } else { "off" },
         a.shrink_time,
         s.reach.timeout_ms,
+        if cfg.witnesses { "on" } else { "off" },
         cfg.out.display()
     );
     let (url, timeout, remote) = (
@@ -84,8 +85,14 @@ pub(super) fn triage_cmd(a: TriageArgs) -> Result<Verdict, Failure> {
     for p in &written {
         say!("wrote {}", p.display());
     }
-    let green = t.residue.is_empty() && t.last().is_some_and(|c| c.found.is_empty());
-    if green {
+    if let Some(e) = t.sweep.as_ref().and_then(|s| s.fault.as_ref()) {
+        // The rounds' results are written; the fault still wins (exit 3).
+        say!(
+            "the witness sweep was stopped by a target fault (the rounds' results and what the sweep kept before it are written)"
+        );
+        return Err(fault(format!("target fault in the witness sweep: {e}")));
+    }
+    if t.green() {
         say!("green: the proposed profile and baseline leave no divergence");
         Ok(Verdict::Clean)
     } else {
@@ -146,10 +153,40 @@ fn print_summary(t: &triage::Triage) {
         .count();
     let kept = t.proposals.iter().filter(|p| p.kept && !p.covered).count();
     let covered = t.proposals.iter().filter(|p| p.covered).count();
+    let rounds_residue = t.residue.len() - t.sweep.as_ref().map_or(0, |s| s.residue().count());
     say!(
-        "proposed (passed the offline screen) for {screened} classes, kept {kept} (and {covered} explained by those), residue {}",
-        t.residue.len()
+        "proposed (passed the offline screen) for {screened} classes, kept {kept} (and {covered} explained by those), residue {rounds_residue}"
     );
+    match &t.sweep {
+        None => say!("witnesses: not replayed (--no-witnesses)"),
+        Some(s) => {
+            say!(
+                "witnesses: {} replayed, {} divergences met: {} kept, {} residue; {} not replayed, {} stopped at residue they could not go past",
+                s.replayed,
+                s.met.len(),
+                s.kept().count(),
+                s.residue().count(),
+                s.skipped.len(),
+                s.stuck.len()
+            );
+            for m in &s.met {
+                let what = match (m.is_kept(), m.is_residue()) {
+                    (true, _) => format!("kept {}", names(&m.proposal.deviations)),
+                    (_, true) => "residue".to_string(),
+                    _ => "explained by the baseline".to_string(),
+                };
+                say!(
+                    "  witness of {}: {} ({}): {what}",
+                    m.witness,
+                    m.class,
+                    m.found.trace.display()
+                );
+            }
+            if let Some(e) = &s.fault {
+                say!("  stopped by a target fault: {e}");
+            }
+        }
+    }
     say!(
         "profile: retry timeout {}, left out [{}], {} spelling rules",
         t.profile.retry_timeout,

@@ -5,9 +5,11 @@
 //! runs again with them, and then infers a baseline from the catalogue
 //! ([`explain`]: each behavioural class's deviations, screened offline and
 //! confirmed by reruns). What no catalogue entry explains is the residue,
-//! each class with a scaffolded deviation ([`scaffold`]); [`write`] puts
-//! the profile, the baseline, the triage table and the scaffolds in the
-//! output directory.
+//! each class with a scaffolded deviation ([`scaffold`]). After the
+//! rounds, the catalogue's witnesses are replayed ([`sweep`]): a departure
+//! no case met is met on its entry's witness, explained as a class is or
+//! left as residue. [`write`] puts the profile, the baseline, the triage
+//! table and the scaffolds in the output directory.
 //!
 //! Rounds: a round whose rollup proposes a new setting or spelling rule
 //! runs again with it before any behaviour is judged (a class mixing
@@ -143,13 +145,18 @@ pub struct Triage {
     pub profile: Profile,
     /// The proposed baseline's deviations, outermost first.
     pub baseline: Vec<&'static Deviation>,
-    /// What the inference made of every behavioural class.
+    /// What the inference made of every behavioural class of the rounds
+    /// (the sweep's are in [`Triage::sweep`]).
     pub proposals: Vec<Proposal>,
-    /// The residue: classes nothing explained, with a case of each.
+    /// The residue: classes nothing explained, with a case of each; the
+    /// rounds' first, then the departures met on witnesses
+    /// ([`sweep::Met::residue_class`]).
     pub residue: Vec<(String, Found)>,
     /// Kinds the later rounds left out to explore past residue (kind →
     /// the class), never in the proposed profile.
     pub explored: BTreeMap<String, String>,
+    /// What the witness sweep did (`None`: `--no-witnesses`).
+    pub sweep: Option<sweep::Sweep>,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -158,6 +165,15 @@ impl Triage {
     /// The last round's campaign: the run with everything proposed.
     pub fn last(&self) -> Option<&Campaign> {
         self.rounds.last().map(|r| &r.campaign)
+    }
+
+    /// Green: no residue (a departure met on a witness included), the last
+    /// round without divergences, and the sweep, if on, not stopped by a
+    /// target fault.
+    pub fn green(&self) -> bool {
+        self.residue.is_empty()
+            && self.last().is_some_and(|c| c.found.is_empty())
+            && self.sweep.as_ref().is_none_or(|s| s.fault.is_none())
     }
 }
 
@@ -172,7 +188,9 @@ const MAX_PASSES: usize = 3;
 /// spelling rules in it).
 pub type Connect<'a> = dyn FnMut(&Profile) -> Result<Box<dyn Target>, TargetError> + 'a;
 
-/// Run the triage. A target fault ends it (exit 3).
+/// Run the triage. A target fault in the rounds ends it (exit 3); one in
+/// the witness sweep stops the sweep only ([`sweep::Sweep::fault`]): the
+/// rounds' results, and what the sweep kept before it, stand.
 pub fn triage(
     cfg: &TriageConfig,
     connect: &mut Connect,
@@ -392,43 +410,72 @@ pub fn triage(
         }
     }
     let profile = draft.profile(&cfg.profile, name);
-    if cfg.witnesses {
-        let mut seen: BTreeSet<String> = rounds
-            .last()
-            .map(|r| rollup::by_class(&r.campaign).into_keys().collect())
-            .unwrap_or_default();
-        seen.extend(residue.keys().cloned());
-        let spec = cfg.spec(cfg.out.join("witnesses"), gen::Kinds::NONE);
-        let mut target = connect(&profile)?;
-        let _ = writeln!(
-            out,
-            "witnesses: replaying the catalogue's, baseline [{}]",
-            names(&baseline)
-        );
-        let residue_classes: BTreeSet<String> = known.values().flatten().cloned().collect();
-        for p in sweep::sweep(
-            cfg,
-            &profile,
-            &mut baseline,
-            &seen,
-            &residue_classes,
-            &spec,
-            target.as_mut(),
-            out,
-        )? {
-            proposals.insert(p.class.clone(), p);
+    let mut residue: Vec<(String, Found)> = residue.into_iter().collect();
+    let sweep = match cfg.witnesses {
+        true => {
+            let known: BTreeSet<String> = known.values().flatten().cloned().collect();
+            let s = witnesses(
+                cfg,
+                &profile,
+                &mut baseline,
+                &known,
+                &proposals,
+                connect,
+                out,
+            );
+            residue.extend(s.residue().map(|m| (m.residue_class(), m.found.clone())));
+            Some(s)
         }
-    }
+        false => None,
+    };
     Ok(Triage {
         rounds,
         draft,
         profile,
         baseline,
         proposals: proposals.into_values().collect(),
-        residue: residue.into_iter().collect(),
+        residue,
         explored: explore,
+        sweep,
         elapsed: started.elapsed(),
     })
+}
+
+/// The witness sweep after the rounds ([`sweep`]): `known` the residue's
+/// classes, every candidate a round refused never kept. A target that does
+/// not connect stops it as a fault in it does.
+fn witnesses(
+    cfg: &TriageConfig,
+    profile: &Profile,
+    baseline: &mut Vec<&'static Deviation>,
+    known: &BTreeSet<String>,
+    proposals: &BTreeMap<String, Proposal>,
+    connect: &mut Connect,
+    out: &mut dyn Write,
+) -> sweep::Sweep {
+    let mut refused: Vec<Vec<&'static Deviation>> = Vec::new();
+    for r in proposals.values().flat_map(|p| p.refused.iter()) {
+        if !refused.contains(r) {
+            refused.push(r.clone());
+        }
+    }
+    let _ = writeln!(
+        out,
+        "witnesses: replaying the catalogue's, baseline [{}]",
+        names(baseline)
+    );
+    match connect(profile) {
+        Ok(mut target) => sweep::sweep(
+            cfg,
+            profile,
+            baseline,
+            known,
+            &refused,
+            target.as_mut(),
+            out,
+        ),
+        Err(e) => sweep::Sweep::faulted(e, out),
+    }
 }
 
 /// The known residue classes' strings but those of `class` and of its

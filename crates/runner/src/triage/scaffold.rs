@@ -39,8 +39,9 @@ fn hook(kind: &str) -> &'static str {
     }
 }
 
-/// The scaffold for residue class `class`, numbered `n`, from its case `f`.
-pub fn scaffold(n: usize, class: &str, f: &Found) -> String {
+/// The scaffold for residue class `class`, numbered `n`, from its case `f`
+/// (`witness`: met on that catalogue entry's witness, not in a case).
+pub fn scaffold(n: usize, class: &str, f: &Found, witness: Option<&str>) -> String {
     let kind = kind_of(f);
     let ty = format!("Residue{n:02}");
     let mut s = String::new();
@@ -49,13 +50,24 @@ pub fn scaffold(n: usize, class: &str, f: &Found) -> String {
         "//! Residue class {n:02} of `conform triage`: `{class}`."
     );
     let _ = writeln!(s, "//!");
-    let _ = writeln!(
-        s,
-        "//! Case {} (trace `{}`, shrunk `{}`).",
-        f.case,
-        f.trace.display(),
-        f.shrunk.display()
-    );
+    match witness {
+        Some(name) => {
+            let _ = writeln!(
+                s,
+                "//! Met on the witness of `{name}` (trace `{}`): its entry does not explain it.",
+                f.trace.display()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "//! Case {} (trace `{}`, shrunk `{}`).",
+                f.case,
+                f.trace.display(),
+                f.shrunk.display()
+            );
+        }
+    }
     let _ = writeln!(
         s,
         "//! No deviation of the catalogue, alone or with up to two others, explains it."

@@ -1,8 +1,10 @@
 //! What the triage leaves in its output directory: `profile.json` (the
 //! draft profile, its dialect rules in it), `baseline.json`, `TRIAGE.md`
-//! (the rollup and the triage table, in the format of
-//! `traces/divergences/README.md`), and `residue/NN.rs`, one scaffolded
-//! deviation per class nothing explains. The traces are under `round-N/`.
+//! (the rollup, the triage table, in the format of
+//! `traces/divergences/README.md`, and what the witness sweep met), and
+//! `residue/NN.rs`, one scaffolded deviation per class nothing explains
+//! (a departure met on a witness included). The traces are under
+//! `round-N/` and `witnesses/`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -41,11 +43,18 @@ pub fn write_all(t: &Triage, dir: &Path, target_name: &str) -> Result<Vec<PathBu
     for (i, (class, f)) in t.residue.iter().enumerate() {
         put(
             &format!("residue/{:02}.rs", i + 1),
-            scaffold::scaffold(i + 1, class, f),
+            scaffold::scaffold(i + 1, class, f, witness_of(t, class)),
         )?;
     }
     put("TRIAGE.md", table(t))?;
     Ok(written)
+}
+
+/// The entry on whose witness residue class `class` was met, if it was.
+fn witness_of(t: &Triage, class: &str) -> Option<&'static str> {
+    let sweep = t.sweep.as_ref()?;
+    let mut met = sweep.residue();
+    met.find(|m| m.residue_class() == class).map(|m| m.witness)
 }
 
 /// The draft profile as JSON, its dialect (rules included) in place.
@@ -65,14 +74,15 @@ pub fn table(t: &Triage) -> String {
     let _ = writeln!(s, "# Triage\n");
     let _ = writeln!(
         s,
-        "{} rounds in {:.1} s. Proposed profile: retry timeout {}, kinds left out [{}], {} spelling rules. Proposed baseline (outermost first): [{}]. Residue: {} classes.\n",
+        "{} rounds in {:.1} s. Proposed profile: retry timeout {}, kinds left out [{}], {} spelling rules. Proposed baseline (outermost first): [{}]. Residue: {} classes ({} of them met on witnesses).\n",
         t.rounds.len(),
         t.elapsed.as_secs_f64(),
         t.profile.retry_timeout,
         t.profile.omit_kinds.join(", "),
         t.draft.rules.len(),
         names(&t.baseline),
-        t.residue.len()
+        t.residue.len(),
+        t.sweep.as_ref().map_or(0, |w| w.residue().count())
     );
     for (kind, class) in &t.explored {
         let _ = writeln!(
@@ -179,7 +189,111 @@ pub fn table(t: &Triage) -> String {
             absorbed
         );
     }
+    witnesses(t, &mut s);
     s
+}
+
+/// The sweep's section of `TRIAGE.md`: its figures, and a row per
+/// divergence a witness met (as the classes' table has them).
+fn witnesses(t: &Triage, s: &mut String) {
+    let _ = writeln!(s, "\n## Witnesses\n");
+    let Some(w) = &t.sweep else {
+        let _ = writeln!(s, "Not replayed (`--no-witnesses`).");
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "{} of the catalogue's witnesses replayed with the baseline after the rounds; {} divergences met: {} kept, {} left as residue.\n",
+        w.replayed,
+        w.met.len(),
+        w.kept().count(),
+        w.residue().count()
+    );
+    for (name, why) in &w.skipped {
+        let _ = writeln!(s, "Not replayed: `{name}` ({why}).\n");
+    }
+    for name in &w.stuck {
+        let _ = writeln!(
+            s,
+            "Stopped at residue it could not go on past (the snapshot does not pin): `{name}`.\n"
+        );
+    }
+    if let Some(e) = &w.fault {
+        let _ = writeln!(
+            s,
+            "**Stopped by a target fault**: {e}. The rounds' results and what the sweep kept before it stand; the witnesses after it were not replayed.\n"
+        );
+    }
+    if w.met.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "| witness | trace | handler | Lean | spec | server | outcome |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+    for m in &w.met {
+        let f = &m.found;
+        let (spec, server) = f.first.response.as_ref().map_or_else(
+            || ("(state)".to_string(), "(state)".to_string()),
+            |(m, t)| (m.to_string(), t.to_string()),
+        );
+        let p = &m.proposal;
+        let refused: Vec<String> = p
+            .refused
+            .iter()
+            .map(|a| format!("`{}`", names(a)))
+            .collect();
+        let refused = match refused.is_empty() {
+            true => String::new(),
+            false => format!(" (refused: {})", refused.join(", ")),
+        };
+        let outcome = if m.is_kept() && !p.alternatives.is_empty() {
+            let alts: Vec<String> = p
+                .alternatives
+                .iter()
+                .map(|a| format!("`{}`", names(a)))
+                .collect();
+            format!(
+                "kept, a tie: `{}` or {} (no neighbour of the trace tells them apart){refused}",
+                names(&p.deviations),
+                alts.join(" or ")
+            )
+        } else if m.is_kept() {
+            format!("kept `{}`{refused}", names(&p.deviations))
+        } else if !m.is_residue() {
+            "explained by the baseline".to_string()
+        } else {
+            let n = t
+                .residue
+                .iter()
+                .position(|(c, _)| *c == m.residue_class())
+                .map_or(0, |i| i + 1);
+            let shows: String = m
+                .shows
+                .iter()
+                .map(|(devs, classes)| {
+                    format!(
+                        " (a campaign with `{}` shows {}, which the campaign without it does not)",
+                        names(devs),
+                        classes.join(", ")
+                    )
+                })
+                .collect();
+            format!("residue: `residue/{n:02}.rs`{refused}{shows}")
+        };
+        let _ = writeln!(
+            s,
+            "| `{}` | `{}` | `{}` | {} | `{}` | `{}` | {} |",
+            m.witness,
+            f.trace.display(),
+            kind_of(f),
+            lean(f, t.profile.retry_timeout, &[]),
+            cell(&spec),
+            cell(&server),
+            outcome
+        );
+    }
 }
 
 fn cell(s: &str) -> String {
