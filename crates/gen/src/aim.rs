@@ -127,7 +127,11 @@ pub(crate) fn follow_ups(m: &Machine, before: &[(String, usize)], now: Time) -> 
             now,
             op: Op::Request(Request::PromiseSettle(settle.clone())),
         });
-        if let Some(t) = m.state.get_task(id).filter(|t| t.state == TaskState::Acquired) {
+        if let Some(t) = m
+            .state
+            .get_task(id)
+            .filter(|t| t.state == TaskState::Acquired)
+        {
             out.push(Step {
                 now,
                 op: Op::Request(Request::TaskFulfill(TaskFulfillReq {
@@ -173,25 +177,34 @@ mod tests {
             param: Default::default(),
             tags: [(crate::pools::TARGET.to_string(), "poll://any@w".to_string())].into(),
         };
-        req(&mut m, Request::PromiseCreate(PromiseCreateReq {
-            tags: Default::default(),
-            ..target("a.c")
-        }));
+        req(
+            &mut m,
+            Request::PromiseCreate(PromiseCreateReq {
+                tags: Default::default(),
+                ..target("a.c")
+            }),
+        );
         for id in ["a", "a.b"] {
-            req(&mut m, Request::TaskCreate(TaskCreateReq {
-                pid: "p".into(),
-                ttl: 60_000,
-                action: target(id),
-            }));
+            req(
+                &mut m,
+                Request::TaskCreate(TaskCreateReq {
+                    pid: "p".into(),
+                    ttl: 60_000,
+                    action: target(id),
+                }),
+            );
         }
-        req(&mut m, Request::TaskSuspend(TaskSuspendReq {
-            id: "a".into(),
-            version: 1,
-            actions: vec![PromiseRegisterCallbackReq {
-                awaited: "a.c".into(),
-                awaiter: "a".into(),
-            }],
-        }));
+        req(
+            &mut m,
+            Request::TaskSuspend(TaskSuspendReq {
+                id: "a".into(),
+                version: 1,
+                actions: vec![PromiseRegisterCallbackReq {
+                    awaited: "a.c".into(),
+                    awaiter: "a".into(),
+                }],
+            }),
+        );
         let step = Step {
             now: T0,
             op: Op::Request(Request::PromiseRegisterCallback(
@@ -201,13 +214,15 @@ mod tests {
                 },
             )),
         };
-        let Op::Request(r) = &step.op else { unreachable!() };
+        let Op::Request(r) = &step.op else {
+            unreachable!()
+        };
         let before = lists(&m, r);
         crate::apply(&mut m, &step);
         let next = follow_ups(&m, &before, step.now);
-        let settle = next.iter().find(|s| {
-            matches!(&s.op, Op::Request(Request::PromiseSettle(r)) if r.id == "a.c")
-        });
+        let settle = next
+            .iter()
+            .find(|s| matches!(&s.op, Op::Request(Request::PromiseSettle(r)) if r.id == "a.c"));
         let settle = settle.expect("settling the awaited is a follow-up").clone();
         assert!(next
             .iter()

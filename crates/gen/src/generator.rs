@@ -397,7 +397,7 @@ impl Generator {
             Due::Passed => TICK_WHEN_PASSED_PCT,
             Due::Nothing | Due::Exact => TICK_PCT,
         };
-        let op = if rng.chance(tick_pct) || self.kinds.is_empty() {
+        if rng.chance(tick_pct) || self.kinds.is_empty() {
             Op::Tick
         } else {
             // Validation probes, when asked for.
@@ -426,8 +426,7 @@ impl Generator {
             } else {
                 req
             })
-        };
-        op
+        }
     }
 }
 

@@ -66,7 +66,7 @@ pub(crate) fn sharpen(w: World, req: Request, now: Time, rng: &mut TestRng) -> R
             _ => None,
         },
         Request::PromiseRegisterCallback(r) if rng.chance(JOIN_PCT) => join_callback(w, r, rng),
-        Request::TaskHeartbeat(r) if rng.chance(ALL_PCT) => held_by(w, r, rng),
+        Request::TaskHeartbeat(r) if rng.chance(ALL_PCT) => held_by(w, r),
         _ => None,
     };
     match sharper {
@@ -164,7 +164,7 @@ fn mixed(w: World, r: &TaskSuspendReq, now: Time, rng: &mut TestRng) -> Option<R
 
 /// A heartbeat naming every task its claimant holds in the origin of its
 /// first ref, at their versions (the loop's "all" when there are several).
-fn held_by(w: World, r: &TaskHeartbeatReq, rng: &mut TestRng) -> Option<Request> {
+fn held_by(w: World, r: &TaskHeartbeatReq) -> Option<Request> {
     let first = r.tasks.first()?;
     let org = w.ix.origin(pools::origin(&first.id));
     let held: Vec<TaskRef> = org
@@ -181,7 +181,6 @@ fn held_by(w: World, r: &TaskHeartbeatReq, rng: &mut TestRng) -> Option<Request>
     if held.len() < 2 {
         return None;
     }
-    let _ = rng;
     Some(Request::TaskHeartbeat(TaskHeartbeatReq {
         pid: r.pid.clone(),
         tasks: held,
@@ -228,7 +227,7 @@ fn joined(w: World, r: &TaskSuspendReq, rng: &mut TestRng) -> Option<Request> {
 fn join_callback(w: World, r: &PromiseRegisterCallbackReq, rng: &mut TestRng) -> Option<Request> {
     let awaited = awaited_in(w, pools::origin(&r.awaiter), &r.awaiter, rng)?;
     let p = w.m.state.get_promise(awaited)?;
-    if p.callbacks.iter().any(|c| *c == r.awaiter) {
+    if p.callbacks.contains(&r.awaiter) {
         return None;
     }
     Some(Request::PromiseRegisterCallback(

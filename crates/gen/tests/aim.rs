@@ -38,8 +38,15 @@ fn an_aimed_generator_reaches_more_markers_than_the_same_one_unaimed() {
         plain.extend(markers(&case(seed, false)));
         aimed.extend(markers(&case(seed, true)));
     }
-    eprintln!("markers of 10 cases of 100 steps: plain {}, aimed {}", plain.len(), aimed.len());
-    assert!(aimed.len() > plain.len() + 5, "plain {plain:?}\naimed {aimed:?}");
+    eprintln!(
+        "markers of 10 cases of 100 steps: plain {}, aimed {}",
+        plain.len(),
+        aimed.len()
+    );
+    assert!(
+        aimed.len() > plain.len() + 5,
+        "plain {plain:?}\naimed {aimed:?}"
+    );
 }
 
 #[test]

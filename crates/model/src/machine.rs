@@ -300,7 +300,8 @@ impl Machine {
     /// [`Machine::recorded`]; nothing of what was taken since).
     pub fn recorded_since(&self, at: (usize, usize)) -> impl Iterator<Item = &Branch> {
         let hits = self.hits.get(at.0..).unwrap_or_default();
-        hits.iter().chain(self.marks.get(at.1..).unwrap_or_default())
+        hits.iter()
+            .chain(self.marks.get(at.1..).unwrap_or_default())
     }
 
     /// The branches, then the markers, recorded and not yet taken.
