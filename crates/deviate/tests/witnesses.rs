@@ -117,6 +117,7 @@ fn catalogue_table() {
         ("schedule", schedule::ALL),
         ("schedule_stub", schedule_stub::ALL),
         ("deadline", deadline::ALL),
+        ("loop_mix", loop_mix::ALL),
     ];
     assert_eq!(
         families.iter().map(|(_, f)| f.len()).sum::<usize>(),

@@ -14,13 +14,18 @@
 //! generator is stepped one step at a time (what `conform run` pulls),
 //! from the spec's model.
 //!
+//! Then a campaign's cases (`gen::Campaign`, what `conform run` draws: most
+//! cases grown from the corpus, sharpened and aimed) against the same
+//! number of random cases of the run's default length, so the price of
+//! steering per step is a figure, not a guess.
+//!
 //! Run: `cargo bench -p resonate-gen --bench generate [-- STEPS…]` (default
 //! `1000 10000 100000`; the seed is 1).
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use gen::{apply, GenConfig, Generator, Step};
+use gen::{apply, case_seed, Campaign, GenConfig, Generator, Step, Stepper};
 use model::machine::Machine;
 use model::state::ServerConfig;
 
@@ -89,6 +94,22 @@ fn replay(cfg: &GenConfig, steps: &[Step]) -> Times {
     }
 }
 
+/// CPU time of `cases` cases of a campaign of seed 1 (`steered`) or of
+/// as many random cases, and the steps made.
+fn cases(cfg: &GenConfig, cases: u64, steered: bool) -> (Duration, usize) {
+    let mut c = Campaign::new(1, cfg, &Stepper::spec());
+    let start = cpu_now();
+    let mut n = 0;
+    for i in 0..cases {
+        n += if steered {
+            black_box(c.case_vec(i)).len()
+        } else {
+            black_box(gen::generate(case_seed(1, i), cfg)).len()
+        };
+    }
+    (cpu_now() - start, n)
+}
+
 fn rate(steps: usize, d: Duration) -> f64 {
     steps as f64 / d.as_secs_f64()
 }
@@ -129,4 +150,19 @@ fn main() {
             r / base,
         );
     }
+    let cfg = GenConfig::default();
+    let (mut random, n) = cases(&cfg, 500, false);
+    let (mut steered, m) = cases(&cfg, 500, true);
+    for _ in 1..ROUNDS {
+        random = random.min(cases(&cfg, 500, false).0);
+        steered = steered.min(cases(&cfg, 500, true).0);
+    }
+    println!(
+        "generate: 500 cases of {}: random {:.0} steps/s ({:.1} µs a step), campaign {:.0} steps/s ({:.1} µs a step)",
+        cfg.steps,
+        rate(n, random),
+        random.as_secs_f64() * 1e6 / n as f64,
+        rate(m, steered),
+        steered.as_secs_f64() * 1e6 / m as f64,
+    );
 }

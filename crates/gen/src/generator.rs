@@ -67,6 +67,10 @@ pub const FAVOUR: u64 = 4;
 
 /// Percent of steps that are ticks.
 const TICK_PCT: u64 = 11;
+/// Percent of an aimed generator's steps chosen by trying candidates.
+const AIM_PCT: u64 = 100;
+/// The candidates an aimed step tries on the model.
+const AIM_TRIES: usize = 12;
 /// Percent of steps that are ticks when a deadline has just passed.
 const TICK_WHEN_PASSED_PCT: u64 = 40;
 /// Percent of the other steps then that are requests about what came due.
@@ -167,6 +171,9 @@ pub struct Generator {
     /// [`Generator::drain_hits_into`] (the steering learns from them
     /// without replaying the case on a second model).
     recording: bool,
+    /// What the campaign has not reached yet, for aimed steps
+    /// ([`Generator::aimed_at`]).
+    aim: Option<crate::aim::Aim>,
 }
 
 impl Generator {
@@ -212,6 +219,7 @@ impl Generator {
             probe_pct: cfg.probe_pct,
             sharp: false,
             recording: false,
+            aim: None,
         }
     }
 
@@ -221,6 +229,16 @@ impl Generator {
     /// ([`crate::Campaign`]); random cases keep the plain clock.
     pub fn sharpened(mut self) -> Self {
         self.sharp = true;
+        self
+    }
+
+    /// This generator aimed at `aim`: [`AIM_PCT`] percent of its steps are
+    /// the first of [`AIM_TRIES`] drawn steps that, tried on the model,
+    /// reaches a branch or marker `aim` still wants (else the first drawn).
+    /// A want reached by a step is dropped, so the case moves on to the
+    /// next. The steps stay a function of the seed and the aim.
+    pub fn aimed_at(mut self, aim: crate::aim::Aim) -> Self {
+        self.aim = Some(aim);
         self
     }
 
@@ -260,25 +278,61 @@ impl Generator {
     /// and return it: the clock advances ([`Generator::advance_clock`]),
     /// then one step at that `now` ([`Generator::step_frozen`]).
     pub fn next_step(&mut self) -> Step {
+        if let Some(mut aim) = self.aim.take() {
+            let aimed = (!aim.is_empty() && self.rng.chance(AIM_PCT)).then(|| self.aimed(&mut aim));
+            self.aim = Some(aim);
+            if let Some((now, op)) = aimed {
+                self.since = self.now;
+                self.now = now;
+                return self.commit(op);
+            }
+        }
         self.advance_clock();
         self.step_frozen()
+    }
+
+    /// Up to [`AIM_TRIES`] steps drawn as [`Generator::next_step`] draws
+    /// them (the clock advanced, then the step), each tried on the model
+    /// and undone: the first that reaches something `aim` still wants,
+    /// else the first drawn.
+    fn aimed(&mut self, aim: &mut crate::aim::Aim) -> (Time, Op) {
+        let stepper = self.stepper.clone();
+        let since = self.now;
+        let mut first = None;
+        for _ in 0..AIM_TRIES {
+            let now = self.clock(since);
+            let step = Step {
+                now,
+                op: self.draw(since, now),
+            };
+            if self.leads_to(aim, &stepper, &step) {
+                return (now, step.op);
+            }
+            first.get_or_insert((now, step.op));
+        }
+        first.expect("AIM_TRIES > 0")
     }
 
     /// Move the clock to the next `now` ([`crate::clock`]: small steps,
     /// onto, just before and just past deadlines) and return it. The next
     /// [`Generator::step_frozen`] aims at what came due on the way.
     pub fn advance_clock(&mut self) -> Time {
+        self.since = self.now;
+        self.now = self.clock(self.now);
+        self.now
+    }
+
+    /// A `now` after `from`, drawn by the generator's clock.
+    fn clock(&mut self, from: Time) -> Time {
         let w = World {
             m: &self.machine,
             ix: &self.index,
         };
-        self.since = self.now;
-        self.now = if self.sharp {
-            clock::advance_sharp(w, self.now, &mut self.rng)
+        if self.sharp {
+            clock::advance_sharp(w, from, &mut self.rng)
         } else {
-            clock::advance(w, self.now, &mut self.rng)
-        };
-        self.now
+            clock::advance(w, from, &mut self.rng)
+        }
     }
 
     /// One step at the current `now`, the clock left where it is: a tick
@@ -286,7 +340,50 @@ impl Generator {
     /// a request, chosen by reading the model, then applied to it. Later
     /// frozen steps at the same `now` aim only at what is due exactly then.
     pub fn step_frozen(&mut self) -> Step {
-        let (since, now) = (self.since, self.now);
+        let op = self.draw(self.since, self.now);
+        self.commit(op)
+    }
+
+    /// Apply `op` at the current `now` to the model and return it as the
+    /// step taken: what an aimed generator still wants loses what it
+    /// reached, the index follows the state.
+    fn commit(&mut self, op: Op) -> Step {
+        let step = Step { now: self.now, op };
+        self.stepper.step(&mut self.machine, &step);
+        if let Some(aim) = self.aim.as_mut() {
+            aim.reached(self.machine.hits_and_marks());
+        }
+        if !self.recording {
+            self.machine.clear_hits();
+        }
+        let touched = self.machine.state.take_touched();
+        self.index.update(&self.machine, touched);
+        self.since = self.now;
+        step
+    }
+
+    /// Whether `step`, tried on the model and undone, reaches something
+    /// `aim` wants, or one of its [`crate::aim::follow_ups`] would.
+    fn leads_to(&mut self, aim: &crate::aim::Aim, stepper: &Stepper, step: &Step) -> bool {
+        let before = match &step.op {
+            Op::Request(r) => crate::aim::lists(&self.machine, r),
+            Op::Tick => Vec::new(),
+        };
+        self.machine.trial(|m| {
+            let at = m.recorded();
+            stepper.step(m, step);
+            if aim.wants_any(m.recorded_since(at)) {
+                return true;
+            }
+            crate::aim::follow_ups(m, &before, step.now)
+                .iter()
+                .any(|f| aim.wants_any(&m.trial_hits(|m| stepper.step(m, f))))
+        })
+    }
+
+    /// One step's operation at `now`, drawn from the model as it stands
+    /// (not yet applied).
+    fn draw(&mut self, since: Time, now: Time) -> Op {
         let w = World {
             m: &self.machine,
             ix: &self.index,
@@ -300,7 +397,7 @@ impl Generator {
             Due::Passed => TICK_WHEN_PASSED_PCT,
             Due::Nothing | Due::Exact => TICK_PCT,
         };
-        let op = if rng.chance(tick_pct) || self.kinds.is_empty() {
+        if rng.chance(tick_pct) || self.kinds.is_empty() {
             Op::Tick
         } else {
             // Validation probes, when asked for.
@@ -317,9 +414,9 @@ impl Generator {
             // A steered case also aims at deadlines a millisecond away,
             // and sharpens what it chose (`crate::sharpen`).
             let aimed = match aimed {
-                None if self.sharp => {
-                    crate::sharpen::near(w, now, rng).filter(|r| self.kinds.contains(r.kind()))
-                }
+                None if self.sharp => crate::sharpen::near(w, now, rng)
+                    .or_else(|| crate::sharpen::join(w, now, rng))
+                    .filter(|r| self.kinds.contains(r.kind())),
                 a => a,
             };
             let (kinds, favour) = (self.kinds, self.favour);
@@ -329,16 +426,7 @@ impl Generator {
             } else {
                 req
             })
-        };
-        let step = Step { now, op };
-        self.stepper.step(&mut self.machine, &step);
-        if !self.recording {
-            self.machine.clear_hits();
         }
-        let touched = self.machine.state.take_touched();
-        self.index.update(&self.machine, touched);
-        self.since = now;
-        step
     }
 }
 

@@ -31,6 +31,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod aim;
 mod clock;
 mod coverage;
 mod dice;
@@ -53,6 +54,7 @@ mod task_ops;
 use model::api::Request;
 use model::machine::Machine;
 
+pub use aim::Aim;
 pub use coverage::{coverage, Coverage};
 pub use dice::{below, case_seed, chance, seeded_rng};
 pub use generator::{generate, generate_with, stream, trace_strategy, Generator, Stepper, FAVOUR};

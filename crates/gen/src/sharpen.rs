@@ -13,7 +13,14 @@
 //!   turns on;
 //! - **loop shapes**: a suspend that awaits only live promises now and
 //!   then also awaits a settled or expired one of its origin (a mix of
-//!   awaited promises the loop must read as "some settled").
+//!   awaited promises the loop must read as "some settled"); a suspend or
+//!   a callback now and then joins a pending promise another task already
+//!   awaits, so the settlement's loop over its awaiters walks several,
+//!   suspended and not (a settlement's awaiters come one registration at
+//!   a time, and two on one promise are otherwise rare: 3 steps in 3,000
+//!   of the default runs of seeds 1–3 held one); a heartbeat now and then
+//!   names every task its claimant holds in an origin, and a suspend every
+//!   awaited promise settled (the loops' "all" of several).
 
 use model::api::*;
 use model::types::{PromiseState, TaskState, Time};
@@ -30,6 +37,11 @@ const ON_NOW_PCT: u64 = 20;
 const NEAR_PCT: u64 = 50;
 /// Percent of all-live suspends given a settled or expired awaited too.
 const MIX_PCT: u64 = 40;
+/// Percent of heartbeats naming every task their claimant holds in an
+/// origin, and of mixed suspends awaiting only settled or expired ones.
+const ALL_PCT: u64 = 30;
+/// Percent of suspends and callbacks that join a promise others await.
+const JOIN_PCT: u64 = 60;
 
 /// `req`, sharpened: see the module doc. Only a well-formed result replaces it.
 pub(crate) fn sharpen(w: World, req: Request, now: Time, rng: &mut TestRng) -> Request {
@@ -48,7 +60,13 @@ pub(crate) fn sharpen(w: World, req: Request, now: Time, rng: &mut TestRng) -> R
                 Request::TaskCreate(r)
             })
         }
-        Request::TaskSuspend(r) if rng.chance(MIX_PCT) => mixed(w, r, now, rng),
+        Request::TaskSuspend(r) => match rng.below(100) {
+            x if x < MIX_PCT => mixed(w, r, now, rng),
+            x if x < MIX_PCT + JOIN_PCT => joined(w, r, rng),
+            _ => None,
+        },
+        Request::PromiseRegisterCallback(r) if rng.chance(JOIN_PCT) => join_callback(w, r, rng),
+        Request::TaskHeartbeat(r) if rng.chance(ALL_PCT) => held_by(w, r),
         _ => None,
     };
     match sharper {
@@ -113,6 +131,21 @@ fn mixed(w: World, r: &TaskSuspendReq, now: Time, rng: &mut TestRng) -> Option<R
         .filter(|p| *p != r.id && !live(p))
         .take(8)
         .collect();
+    if dead.len() >= 2 && rng.chance(ALL_PCT) {
+        // Every awaited promise settled or expired: the loop's "all".
+        let at = rng.below(dead.len() as u64 - 1) as usize;
+        let actions = dead[at..at + 2]
+            .iter()
+            .map(|p| PromiseRegisterCallbackReq {
+                awaited: p.to_string(),
+                awaiter: r.id.clone(),
+            })
+            .collect();
+        return Some(Request::TaskSuspend(TaskSuspendReq {
+            actions,
+            ..r.clone()
+        }));
+    }
     let awaited = rng.pick(&dead)?.to_string();
     let mut actions = r.actions.clone();
     let at = rng.below(actions.len() as u64 + 1) as usize;
@@ -127,6 +160,110 @@ fn mixed(w: World, r: &TaskSuspendReq, now: Time, rng: &mut TestRng) -> Option<R
         actions,
         ..r.clone()
     }))
+}
+
+/// A heartbeat naming every task its claimant holds in the origin of its
+/// first ref, at their versions (the loop's "all" when there are several).
+fn held_by(w: World, r: &TaskHeartbeatReq) -> Option<Request> {
+    let first = r.tasks.first()?;
+    let org = w.ix.origin(pools::origin(&first.id));
+    let held: Vec<TaskRef> = org
+        .acquired
+        .iter()
+        .filter_map(|t| w.m.state.get_task(t))
+        .filter(|t| t.pid.as_deref() == Some(r.pid.as_str()))
+        .take(4)
+        .map(|t| TaskRef {
+            id: t.id.clone(),
+            version: t.version,
+        })
+        .collect();
+    if held.len() < 2 {
+        return None;
+    }
+    Some(Request::TaskHeartbeat(TaskHeartbeatReq {
+        pid: r.pid.clone(),
+        tasks: held,
+    }))
+}
+
+/// A pending promise of `origin` that others await, not `not`.
+fn awaited_in<'a>(w: World<'a>, origin: &str, not: &str, rng: &mut TestRng) -> Option<&'a str> {
+    let org = w.ix.origin(origin);
+    let ids: Vec<&str> = org
+        .awaited
+        .iter()
+        .map(|p| &**p)
+        .filter(|p| *p != not)
+        .take(8)
+        .collect();
+    rng.pick(&ids).copied()
+}
+
+/// A suspend that also awaits a pending promise of its origin another
+/// task awaits (at a place of its list the dice choose).
+fn joined(w: World, r: &TaskSuspendReq, rng: &mut TestRng) -> Option<Request> {
+    let awaited = awaited_in(w, pools::origin(&r.id), &r.id, rng)?;
+    if r.actions.iter().any(|a| a.awaited == awaited) {
+        return None;
+    }
+    let mut actions = r.actions.clone();
+    let at = rng.below(actions.len() as u64 + 1) as usize;
+    actions.insert(
+        at,
+        PromiseRegisterCallbackReq {
+            awaited: awaited.to_string(),
+            awaiter: r.id.clone(),
+        },
+    );
+    Some(Request::TaskSuspend(TaskSuspendReq {
+        actions,
+        ..r.clone()
+    }))
+}
+
+/// The callback made on a pending promise of its awaiter's origin that
+/// another task already awaits.
+fn join_callback(w: World, r: &PromiseRegisterCallbackReq, rng: &mut TestRng) -> Option<Request> {
+    let awaited = awaited_in(w, pools::origin(&r.awaiter), &r.awaiter, rng)?;
+    let p = w.m.state.get_promise(awaited)?;
+    if p.callbacks.contains(&r.awaiter) {
+        return None;
+    }
+    Some(Request::PromiseRegisterCallback(
+        PromiseRegisterCallbackReq {
+            awaited: awaited.to_string(),
+            awaiter: r.awaiter.clone(),
+        },
+    ))
+}
+
+/// A callback that joins a pending promise someone awaits, made by
+/// another live task promise of its origin (one the spec registers: a
+/// pending awaiter before its deadline), if there is one (and the dice
+/// say so): a second awaiter, suspended or not, for the settlement's loop.
+pub(crate) fn join(w: World, now: Time, rng: &mut TestRng) -> Option<Request> {
+    if !rng.chance(JOIN_PCT) {
+        return None;
+    }
+    let x = rng.pick_from(&w.ix.awaited())?;
+    let p = w.m.state.get_promise(x)?;
+    let org = w.ix.origin(pools::origin(x));
+    let awaiters: Vec<&str> = org
+        .with_target
+        .iter()
+        .map(|a| &**a)
+        .filter(|a| *a != p.id && !p.callbacks.iter().any(|c| c == a))
+        .filter(|a| w.m.state.get_promise(a).is_some_and(|q| q.is_live(now)))
+        .take(8)
+        .collect();
+    let awaiter = rng.pick(&awaiters)?;
+    Some(Request::PromiseRegisterCallback(
+        PromiseRegisterCallbackReq {
+            awaited: x.to_string(),
+            awaiter: awaiter.to_string(),
+        },
+    ))
 }
 
 /// A request about a pending promise whose deadline is `now`, one past it

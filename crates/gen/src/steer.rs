@@ -37,12 +37,13 @@ use model::branch::Branch;
 use model::machine::Machine;
 use model::state::ServerConfig;
 
+use crate::aim::Aim;
 use crate::dice::{case_seed, seeded_rng, Dice};
 use crate::generator::{Generator, Stepper};
 use crate::{GenConfig, Step};
 
 /// Percent of cases grown from the corpus once it holds an entry.
-pub const STEER_PCT: u64 = 50;
+pub const STEER_PCT: u64 = 90;
 /// A branch or marker taken at most this many times before in the run is
 /// rare: the step that takes it keeps its prefix.
 pub const RARE: u32 = 2;
@@ -258,7 +259,10 @@ impl Campaign {
             prefix_hits.push(h);
         }
         let now = prefix.last().map_or(self.cfg.start, |s| s.now);
-        let mut grown = Generator::resume(m, now, &self.cfg, &self.stepper, seed).sharpened();
+        let aim = Aim::unreached(|b| self.seen.contains_key(b));
+        let mut grown = Generator::resume(m, now, &self.cfg, &self.stepper, seed)
+            .sharpened()
+            .aimed_at(aim);
         grown.set_recording(true);
         CaseSteps {
             prefix: prefix.into_iter(),

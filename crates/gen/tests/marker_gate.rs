@@ -3,10 +3,14 @@
 //! reachable marker of `model::marker`. Not there yet (issue 17): the
 //! steered cases, sharpened (`gen::sharpen`: deadlines and delays on and
 //! near `now`, requests aimed at deadlines a millisecond away, suspends
-//! given a mix of awaited promises), reach 60 of 95 where random ones
-//! reach 35 (48 before the sharpening); this test holds that ground
-//! (steering never reaches less than random cases, and no fewer than 60)
-//! and prints what is still missed.
+//! given a mix or only settled awaited promises, joins of awaited
+//! promises, heartbeats of every held task) and aimed (`gen::Aim`: each
+//! step the first of several drawn that reaches what the campaign has not)
+//! reach 83 of 95 where random ones reach 35 (60 before aiming, 48 before
+//! sharpening); this test holds that ground (steering never reaches less
+//! than random cases, and no fewer than 83) and prints what is still
+//! missed. Over the twelve triples of seeds 1–36 the mean was 83.3
+//! (79–86).
 
 use std::collections::BTreeSet;
 
@@ -50,7 +54,7 @@ fn missed(hit: &BTreeSet<Branch>) -> Vec<&'static str> {
 }
 
 #[test]
-fn steered_default_runs_of_seeds_1_to_3_reach_more_markers_than_random_ones() {
+fn steered_default_runs_of_seeds_1_to_3_reach_at_least_83_markers_and_more_than_random_ones() {
     let random = reached(&[1, 2, 3], false);
     let steered = reached(&[1, 2, 3], true);
     let total = marker::ALL.len() - marker::UNREACHABLE.len();
@@ -62,7 +66,7 @@ fn steered_default_runs_of_seeds_1_to_3_reach_more_markers_than_random_ones() {
     eprintln!("steered missed: {:?}", missed(&steered));
     assert!(steered.len() >= random.len());
     assert!(
-        total - missed(&steered).len() >= 60,
+        total - missed(&steered).len() >= 83,
         "{:?}",
         missed(&steered)
     );

@@ -279,6 +279,36 @@ impl Machine {
         r
     }
 
+    /// Run `f` as a [`Machine::trial`] and return the branches, then the
+    /// markers, it recorded: what a step would reach, undone (the
+    /// generator's aimed steps compare candidates by it).
+    pub fn trial_hits(&mut self, f: impl FnOnce(&mut Machine)) -> Vec<Branch> {
+        let at = self.recorded();
+        self.trial(|m| {
+            f(m);
+            m.recorded_since(at).copied().collect()
+        })
+    }
+
+    /// How many branches and markers are recorded and not yet taken: a
+    /// place to read [`Machine::recorded_since`] from.
+    pub fn recorded(&self) -> (usize, usize) {
+        (self.hits.len(), self.marks.len())
+    }
+
+    /// The branches, then the markers, recorded since `at` (from
+    /// [`Machine::recorded`]; nothing of what was taken since).
+    pub fn recorded_since(&self, at: (usize, usize)) -> impl Iterator<Item = &Branch> {
+        let hits = self.hits.get(at.0..).unwrap_or_default();
+        hits.iter()
+            .chain(self.marks.get(at.1..).unwrap_or_default())
+    }
+
+    /// The branches, then the markers, recorded and not yet taken.
+    pub fn hits_and_marks(&self) -> impl Iterator<Item = &Branch> {
+        self.hits.iter().chain(&self.marks)
+    }
+
     /// The branches taken since the last call, in order.
     pub fn take_hits(&mut self) -> Vec<Branch> {
         std::mem::take(&mut self.hits)

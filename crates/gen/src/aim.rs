@@ -1,0 +1,235 @@
+//! What a steered case aims at: the branches and markers the campaign has
+//! not reached yet.
+//!
+//! A kept prefix brings a case near something rare; the last step to it is
+//! still left to the dice. An aimed generator
+//! ([`crate::Generator::aimed_at`]) closes that gap the way a
+//! coverage-guided fuzzer's feedback would, but before sending anything:
+//! for some of its steps it draws several candidates, tries each on its
+//! own model (a [`model::machine::Machine::trial`], undone), and takes one
+//! that reaches a branch or marker still wanted, or one after which the
+//! settlement of a list it grew would ([`follow_ups`]: the lists a loop
+//! walks grow one element a step, so the step that adds the element that
+//! makes a mix is taken for the settlement that would walk it). It never
+//! sends a step of its own: every step taken is one the generator drew,
+//! so an aimed case is as well formed and as varied as any other.
+
+use std::collections::BTreeSet;
+
+use model::api::{PromiseSettleReq, Request, TaskFenceAction, TaskFulfillReq};
+use model::branch::Branch;
+use model::machine::Machine;
+use model::types::{PromiseState, TaskState, Time};
+
+use crate::{Op, Step};
+
+/// The branches and markers a case still wants to reach.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Aim {
+    wanted: BTreeSet<Branch>,
+}
+
+impl Aim {
+    /// Aimed at `wanted`.
+    pub fn new(wanted: impl IntoIterator<Item = Branch>) -> Aim {
+        Aim {
+            wanted: wanted.into_iter().collect(),
+        }
+    }
+
+    /// Every reachable branch and marker of the model not in `seen`.
+    pub fn unreached<'a>(seen: impl Fn(&Branch) -> bool + 'a) -> Aim {
+        let every = model::branch::ALL.iter().chain(model::marker::ALL);
+        Aim::new(every.copied().filter(|b| b.reachable() && !seen(b)))
+    }
+
+    /// Whether any of `hits` is still wanted.
+    pub fn wants_any<'a>(&self, hits: impl IntoIterator<Item = &'a Branch>) -> bool {
+        hits.into_iter().any(|b| self.wanted.contains(b))
+    }
+
+    /// Drop what a step reached: the case moves on to what is left.
+    pub fn reached<'a>(&mut self, hits: impl IntoIterator<Item = &'a Branch>) {
+        for b in hits {
+            self.wanted.remove(b);
+        }
+    }
+
+    /// Whether nothing is left to aim at.
+    pub fn is_empty(&self) -> bool {
+        self.wanted.is_empty()
+    }
+}
+
+/// The promise ids `req` names (the objects a follow-up is about).
+fn named(req: &Request) -> Vec<&str> {
+    match req {
+        Request::PromiseCreate(r) => vec![&r.id],
+        Request::PromiseSettle(r) => vec![&r.id],
+        Request::PromiseRegisterCallback(r) => vec![&r.awaited, &r.awaiter],
+        Request::PromiseRegisterListener(r) => vec![&r.awaited],
+        Request::TaskCreate(r) => vec![&r.action.id],
+        Request::TaskAcquire(r) => vec![&r.id],
+        Request::TaskSuspend(r) => {
+            let mut v = vec![r.id.as_str()];
+            v.extend(r.actions.iter().map(|a| a.awaited.as_str()));
+            v
+        }
+        Request::TaskHeartbeat(r) => r.tasks.iter().map(|t| t.id.as_str()).collect(),
+        Request::TaskRelease(r) => vec![&r.id],
+        Request::TaskHalt(r) => vec![&r.id],
+        Request::TaskContinue(r) => vec![&r.id],
+        Request::TaskFence(r) => match &r.action {
+            TaskFenceAction::Create(c) => vec![&r.id, &c.id],
+            TaskFenceAction::Settle(s) => vec![&r.id, &s.id],
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// How many awaiters and listeners each pending promise `req` names has:
+/// the lists the settlement loops walk ([`follow_ups`] reads what grew).
+pub(crate) fn lists(m: &Machine, req: &Request) -> Vec<(String, usize)> {
+    let mut ids = named(req);
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .filter_map(|id| m.state.get_promise(id))
+        .filter(|p| p.state == PromiseState::Pending)
+        .map(|p| (p.id.clone(), p.callbacks.len() + p.listeners.len()))
+        .collect()
+}
+
+/// The steps that walk a list `step` grew (read off the model after it,
+/// `m`; `before` is [`lists`] before it): for each pending promise whose
+/// awaiters or listeners it added to, its settlement by a client, by its
+/// task's `task.fulfill` (the task acquired), and by the tick at its
+/// deadline. What a settlement loop walks is built one element per step
+/// (an awaiter, a listener), so the step that adds the element that makes
+/// a shape still wanted (a mix, all of several) is worth taking for the
+/// settlement that would then walk it. Only a step that grew a list is
+/// looked past, so a look costs a few model steps, not a search.
+pub(crate) fn follow_ups(m: &Machine, before: &[(String, usize)], now: Time) -> Vec<Step> {
+    let mut out = Vec::new();
+    for (id, n) in before {
+        let Some(p) = m.state.get_promise(id) else {
+            continue;
+        };
+        if p.state != PromiseState::Pending || p.callbacks.len() + p.listeners.len() <= *n {
+            continue;
+        }
+        let settle = PromiseSettleReq {
+            id: id.clone(),
+            state: PromiseState::Resolved,
+            value: Default::default(),
+        };
+        out.push(Step {
+            now,
+            op: Op::Request(Request::PromiseSettle(settle.clone())),
+        });
+        if let Some(t) = m
+            .state
+            .get_task(id)
+            .filter(|t| t.state == TaskState::Acquired)
+        {
+            out.push(Step {
+                now,
+                op: Op::Request(Request::TaskFulfill(TaskFulfillReq {
+                    id: id.clone(),
+                    version: t.version,
+                    action: settle,
+                })),
+            });
+        }
+        if p.timeout_at >= now {
+            out.push(Step {
+                now: p.timeout_at,
+                op: Op::Tick,
+            });
+        }
+    }
+    out.retain(|s| crate::well_formed(s, m).is_ok());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::api::*;
+    use model::machine::Machine;
+    use model::state::ServerConfig;
+
+    const T0: u64 = 1_700_000_000_000;
+
+    fn req(m: &mut Machine, r: Request) {
+        m.apply(&r, T0);
+    }
+
+    /// A second awaiter of `a.c` (task `a` suspended on it) is worth
+    /// taking: after it, settling `a.c` walks a mix of awaiters, and the
+    /// tick at its deadline would too.
+    #[test]
+    fn the_follow_ups_of_a_callback_settle_what_it_awaits_and_tick_at_its_deadline() {
+        let mut m = Machine::new(ServerConfig::default());
+        let target = |id: &str| PromiseCreateReq {
+            id: id.into(),
+            timeout_at: T0 + 60_000,
+            param: Default::default(),
+            tags: [(crate::pools::TARGET.to_string(), "poll://any@w".to_string())].into(),
+        };
+        req(
+            &mut m,
+            Request::PromiseCreate(PromiseCreateReq {
+                tags: Default::default(),
+                ..target("a.c")
+            }),
+        );
+        for id in ["a", "a.b"] {
+            req(
+                &mut m,
+                Request::TaskCreate(TaskCreateReq {
+                    pid: "p".into(),
+                    ttl: 60_000,
+                    action: target(id),
+                }),
+            );
+        }
+        req(
+            &mut m,
+            Request::TaskSuspend(TaskSuspendReq {
+                id: "a".into(),
+                version: 1,
+                actions: vec![PromiseRegisterCallbackReq {
+                    awaited: "a.c".into(),
+                    awaiter: "a".into(),
+                }],
+            }),
+        );
+        let step = Step {
+            now: T0,
+            op: Op::Request(Request::PromiseRegisterCallback(
+                PromiseRegisterCallbackReq {
+                    awaited: "a.c".into(),
+                    awaiter: "a.b".into(),
+                },
+            )),
+        };
+        let Op::Request(r) = &step.op else {
+            unreachable!()
+        };
+        let before = lists(&m, r);
+        crate::apply(&mut m, &step);
+        let next = follow_ups(&m, &before, step.now);
+        let settle = next
+            .iter()
+            .find(|s| matches!(&s.op, Op::Request(Request::PromiseSettle(r)) if r.id == "a.c"));
+        let settle = settle.expect("settling the awaited is a follow-up").clone();
+        assert!(next
+            .iter()
+            .any(|s| s.op == Op::Tick && s.now == T0 + 60_000));
+        crate::apply(&mut m, &settle);
+        assert!(m
+            .take_marks()
+            .contains(&model::marker::PROMISE_SETTLE_AWAITERS_RESUMED_MIX));
+    }
+}
