@@ -157,16 +157,7 @@ pub fn table(t: &Triage) -> String {
         let absorbed = if p.covered {
             "a deviation kept for another class".to_string()
         } else if p.kept && !p.alternatives.is_empty() {
-            let alts: Vec<String> = p
-                .alternatives
-                .iter()
-                .map(|a| format!("`{}`", names(a)))
-                .collect();
-            format!(
-                "tie: `{}` or {} (no neighbour of the trace tells them apart)",
-                names(&p.deviations),
-                alts.join(" or ")
-            )
+            format!("tie: {}", tie(p))
         } else if p.kept {
             format!("`{}`{}", names(&p.deviations), refused_note(p))
         } else {
@@ -249,16 +240,7 @@ fn witnesses(t: &Triage, s: &mut String) {
             false => format!(" (refused: {})", refused.join(", ")),
         };
         let outcome = if m.is_kept() && !p.alternatives.is_empty() {
-            let alts: Vec<String> = p
-                .alternatives
-                .iter()
-                .map(|a| format!("`{}`", names(a)))
-                .collect();
-            format!(
-                "kept, a tie: `{}` or {} (no neighbour of the trace tells them apart){refused}",
-                names(&p.deviations),
-                alts.join(" or ")
-            )
+            format!("kept, a tie: {}{refused}", tie(p))
         } else if m.is_kept() {
             format!("kept `{}`{refused}", names(&p.deviations))
         } else if !m.is_residue() {
@@ -321,6 +303,21 @@ fn remedy(f: &Finding) -> &'static str {
 }
 
 /// The partial fits the whole-fit check refused for a class, for its row.
+/// A kept proposal and the look-alikes no neighbour of its trace told
+/// apart from it: "`A` or `B` (…)".
+fn tie(p: &super::explain::Proposal) -> String {
+    let alts: Vec<String> = p
+        .alternatives
+        .iter()
+        .map(|a| format!("`{}`", names(a)))
+        .collect();
+    format!(
+        "`{}` or {} (no neighbour of the trace tells them apart)",
+        names(&p.deviations),
+        alts.join(" or ")
+    )
+}
+
 fn refused_note(p: &super::explain::Proposal) -> String {
     if p.refused.is_empty() {
         return String::new();
