@@ -5,7 +5,7 @@
 //! still left to the dice. An aimed generator
 //! ([`crate::Generator::aimed_at`]) closes that gap the way a
 //! coverage-guided fuzzer's feedback would, but before sending anything:
-//! for some of its steps it draws several candidates, tries each on its
+//! for each of its steps it draws several candidates, tries each on its
 //! own model (a [`model::machine::Machine::trial`], undone), and takes one
 //! that reaches a branch or marker still wanted, or one after which the
 //! settlement of a list it grew would ([`follow_ups`]: the lists a loop
@@ -38,7 +38,7 @@ impl Aim {
     }
 
     /// Every reachable branch and marker of the model not in `seen`.
-    pub fn unreached<'a>(seen: impl Fn(&Branch) -> bool + 'a) -> Aim {
+    pub fn unreached(seen: impl Fn(&Branch) -> bool) -> Aim {
         let every = model::branch::ALL.iter().chain(model::marker::ALL);
         Aim::new(every.copied().filter(|b| b.reachable() && !seen(b)))
     }

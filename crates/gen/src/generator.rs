@@ -67,7 +67,10 @@ pub const FAVOUR: u64 = 4;
 
 /// Percent of steps that are ticks.
 const TICK_PCT: u64 = 11;
-/// Percent of an aimed generator's steps chosen by trying candidates.
+/// Percent of an aimed generator's steps chosen by trying candidates: a
+/// knob (at 100 the die is still cast, so a lower setting keeps the
+/// streams comparable); lower saves CPU and loses reach (at 50, markers
+/// of seeds 1–36 by triple 77.9 on average instead of 83.3).
 const AIM_PCT: u64 = 100;
 /// The candidates an aimed step tries on the model.
 const AIM_TRIES: usize = 12;

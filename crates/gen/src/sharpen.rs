@@ -40,7 +40,10 @@ const MIX_PCT: u64 = 40;
 /// Percent of heartbeats naming every task their claimant holds in an
 /// origin, and of mixed suspends awaiting only settled or expired ones.
 const ALL_PCT: u64 = 30;
-/// Percent of suspends and callbacks that join a promise others await.
+/// Percent of suspends (the rest of those not mixed: with [`MIX_PCT`],
+/// every suspend of a steered case is sharpened one way or the other),
+/// of callbacks, and of the steered steps that nothing near a deadline
+/// claimed ([`join`]), that join a promise others await.
 const JOIN_PCT: u64 = 60;
 
 /// `req`, sharpened: see the module doc. Only a well-formed result replaces it.
@@ -117,7 +120,8 @@ fn on_now(r: &mut PromiseCreateReq, now: Time, rng: &mut TestRng) {
 }
 
 /// A suspend awaiting only live promises, with a settled or expired one
-/// of its origin added, if there is one.
+/// of its origin added, if there is one; or (now and then, when there
+/// are two) awaiting two settled or expired ones only, the loop's "all".
 fn mixed(w: World, r: &TaskSuspendReq, now: Time, rng: &mut TestRng) -> Option<Request> {
     let live = |id: &str| w.m.state.get_promise(id).is_some_and(|p| p.is_live(now));
     if !r.actions.iter().all(|a| live(&a.awaited)) {
@@ -242,6 +246,10 @@ fn join_callback(w: World, r: &PromiseRegisterCallbackReq, rng: &mut TestRng) ->
 /// another live task promise of its origin (one the spec registers: a
 /// pending awaiter before its deadline), if there is one (and the dice
 /// say so): a second awaiter, suspended or not, for the settlement's loop.
+/// Asked for a steered step that nothing near a deadline claimed, so
+/// while some promise is awaited it is a large share of a steered case's
+/// requests ([`JOIN_PCT`] of those steps): the aimed step takes it only
+/// when settling what it joins would reach something new.
 pub(crate) fn join(w: World, now: Time, rng: &mut TestRng) -> Option<Request> {
     if !rng.chance(JOIN_PCT) {
         return None;
@@ -258,12 +266,11 @@ pub(crate) fn join(w: World, now: Time, rng: &mut TestRng) -> Option<Request> {
         .take(8)
         .collect();
     let awaiter = rng.pick(&awaiters)?;
-    Some(Request::PromiseRegisterCallback(
-        PromiseRegisterCallbackReq {
-            awaited: x.to_string(),
-            awaiter: awaiter.to_string(),
-        },
-    ))
+    let r = Request::PromiseRegisterCallback(PromiseRegisterCallbackReq {
+        awaited: x.to_string(),
+        awaiter: awaiter.to_string(),
+    });
+    fits(w, &r, now).then_some(r)
 }
 
 /// A request about a pending promise whose deadline is `now`, one past it

@@ -12,7 +12,9 @@
 //! ([`STEER_PCT`] percent, drawn from the case's own seed) are grown from a
 //! corpus entry instead of from nothing: its prefix cut at a random point
 //! at or after its middle, then extended by a fresh generator resumed from
-//! the state the prefix leaves, so the steps after the rare one vary.
+//! the state the prefix leaves, so the steps after the rare one vary. That
+//! generator is sharpened ([`crate::sharpen`]) and aimed ([`crate::Aim`])
+//! at every branch and marker the campaign has not reached yet.
 //!
 //! A case is a stream ([`CaseSteps`]): each step is chosen when it is
 //! pulled, so a runner sends the first before the last exists and a case
@@ -26,7 +28,7 @@
 //! [`Campaign::learn`] is learned from its first [`LEARN_MAX`] steps
 //! whether or not they were all run (the rest are generated then), and an
 //! earlier case never handed back (another job's) is generated on the
-//! model (no target is involved, a few microseconds a step) before case
+//! model (no target is involved, tens of microseconds a step) before case
 //! `i`. So `--case I` and `--partition K/N` give case `i` the same steps
 //! as the unpartitioned run, and the N jobs learn the same corpus
 //! independently.
@@ -310,6 +312,10 @@ mod tests {
             stopped.learn(steps);
         }
         assert_eq!(stopped.corpus, whole.corpus);
+        assert_eq!(
+            stopped.seen, whole.seen,
+            "what the aim reads is learned alike"
+        );
     }
 
     #[test]

@@ -297,7 +297,8 @@ impl Machine {
     }
 
     /// The branches, then the markers, recorded since `at` (from
-    /// [`Machine::recorded`]; nothing of what was taken since).
+    /// [`Machine::recorded`]). By position: only meaningful while nothing
+    /// takes or clears them in between, as inside a [`Machine::trial`].
     pub fn recorded_since(&self, at: (usize, usize)) -> impl Iterator<Item = &Branch> {
         let hits = self.hits.get(at.0..).unwrap_or_default();
         hits.iter()
