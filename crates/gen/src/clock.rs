@@ -23,8 +23,11 @@ pub(crate) const MAX_JUMP: u64 = 180_000;
 const LONG_JUMP: u64 = 900_000;
 
 /// Every armed deadline and every pending promise's `timeoutAt`, strictly
-/// after `now` and within [`MAX_JUMP`], ascending.
-fn horizon(w: World, now: Time) -> Vec<Time> {
+/// after `now` and within [`MAX_JUMP`], ascending: what [`advance`] and
+/// [`advance_sharp`] choose from. A function of the state and `now` only,
+/// so the generator computes it once for every candidate an aimed step
+/// draws from the same `now`.
+pub(crate) fn horizon(w: World, now: Time) -> Vec<Time> {
     horizon_within(w, now, MAX_JUMP)
 }
 
@@ -48,10 +51,10 @@ fn horizon_within(w: World, now: Time, cap: Time) -> Vec<Time> {
 /// before or one past any deadline ahead, not only the nearest, so the
 /// request or tick after it meets that deadline on an off-by-one's instant;
 /// otherwise [`advance`].
-pub(crate) fn advance_sharp(w: World, now: Time, rng: &mut TestRng) -> Time {
+/// `ahead` is [`horizon`]`(w, now)`.
+pub(crate) fn advance_sharp(w: World, now: Time, ahead: &[Time], rng: &mut TestRng) -> Time {
     if rng.chance(SHARP_PCT) {
-        let ahead = horizon(w, now);
-        if let Some(&t) = rng.pick(&ahead) {
+        if let Some(&t) = rng.pick(ahead) {
             return match rng.below(3) {
                 0 => t,
                 1 => (t - 1).max(now),
@@ -59,22 +62,21 @@ pub(crate) fn advance_sharp(w: World, now: Time, rng: &mut TestRng) -> Time {
             };
         }
     }
-    advance(w, now, rng)
+    advance(w, now, ahead, rng)
 }
 
 /// Percent of a sharpened generator's advances onto a deadline's instants.
 const SHARP_PCT: u64 = 35;
 
-/// The `now` of the next step.
-pub(crate) fn advance(w: World, now: Time, rng: &mut TestRng) -> Time {
-    let ahead = horizon(w, now);
+/// The `now` of the next step; `ahead` is [`horizon`]`(w, now)`.
+pub(crate) fn advance(w: World, now: Time, ahead: &[Time], rng: &mut TestRng) -> Time {
     let small = now + rng.below(201);
     match rng.below(100) {
         0..=69 => small,
         // Exactly on the nearest deadline: where `<` and `≤` part ways (a
         // read, a settle, an acquire at `now = timeoutAt`).
         70..=72 => ahead.first().map_or(small, |&t| t),
-        73..=74 => rng.pick(&ahead).map_or(small, |&t| t),
+        73..=74 => rng.pick(ahead).map_or(small, |&t| t),
         // Just past the nearest deadline: the next tick fires exactly it.
         75..=79 => ahead.first().map_or(small, |&t| t + 1 + rng.below(50)),
         // Just before the nearest deadline: the other side of the boundary,
@@ -84,7 +86,7 @@ pub(crate) fn advance(w: World, now: Time, rng: &mut TestRng) -> Time {
             .first()
             .map_or(small, |&t| t.saturating_sub(1 + rng.below(20)).max(now)),
         // Past a random deadline, firing (or projecting) several at once.
-        86..=94 => rng.pick(&ahead).map_or(small, |&t| t + rng.below(1_000)),
+        86..=94 => rng.pick(ahead).map_or(small, |&t| t + rng.below(1_000)),
         // The long wait: past a deadline minutes away (a task's own
         // promise, while it is suspended), several coming due at once.
         95 if rng.chance(50) => {

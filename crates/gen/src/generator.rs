@@ -177,6 +177,10 @@ pub struct Generator {
     /// What the campaign has not reached yet, for aimed steps
     /// ([`Generator::aimed_at`]).
     aim: Option<crate::aim::Aim>,
+    /// [`clock::horizon`] of the state as it stands from the `now` it was
+    /// computed from: the candidates of an aimed step all advance from one
+    /// `now` on one state (a step taken clears it).
+    ahead: (Option<Time>, Vec<Time>),
 }
 
 impl Generator {
@@ -223,6 +227,7 @@ impl Generator {
             sharp: false,
             recording: false,
             aim: None,
+            ahead: (None, Vec::new()),
         }
     }
 
@@ -331,10 +336,14 @@ impl Generator {
             m: &self.machine,
             ix: &self.index,
         };
+        if self.ahead.0 != Some(from) {
+            self.ahead = (Some(from), clock::horizon(w, from));
+        }
+        let ahead = &self.ahead.1;
         if self.sharp {
-            clock::advance_sharp(w, from, &mut self.rng)
+            clock::advance_sharp(w, from, ahead, &mut self.rng)
         } else {
-            clock::advance(w, from, &mut self.rng)
+            clock::advance(w, from, ahead, &mut self.rng)
         }
     }
 
@@ -361,6 +370,7 @@ impl Generator {
         }
         let touched = self.machine.state.take_touched();
         self.index.update(&self.machine, touched);
+        self.ahead.0 = None;
         self.since = self.now;
         step
     }
@@ -443,6 +453,7 @@ impl Generator {
         }
         let touched = self.machine.state.take_touched();
         self.index.update(&self.machine, touched);
+        self.ahead.0 = None;
     }
 }
 
