@@ -1,7 +1,7 @@
 //! Internal objects, the server state and its effects: `spec/01-objects/state.lean`.
 //!
 //! The Lean keeps every component as a list and scans it. Here each component
-//! is keyed (`HashMap`, never iterated where order is observable), and two
+//! is keyed (`FxHashMap`, never iterated where order is observable), and two
 //! indexes make every effect independent of the state's size:
 //! - `awaiting`: awaiter id → the awaited promises whose `callbacks` hold it,
 //!   so the settlement scrub touches only the promises it must;
@@ -25,7 +25,12 @@ mod writes;
 
 pub use writes::Writes;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+/// The keyed tables: the state is looked up by id several times a step, and
+/// std's SipHash (built to resist adversarial keys, which a harness's own
+/// model never sees) was a few percent of an aimed step's CPU.
+type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 use crate::types::{
     PromiseRecord, PromiseState, Schedule, Tags, TaskRecord, TaskState, Time, Value,
