@@ -101,9 +101,10 @@ pub(crate) struct Lists {
 }
 
 /// The [`Lists`] of each pending promise `req` names, and of each pending
-/// promise a task it names awaits (a suspend or a release of an awaiter
+/// promise a task it names awaits (a suspend or a halt of an awaiter
 /// changes the shape of the lists it is in without growing them):
-/// [`follow_ups`] reads what changed.
+/// [`follow_ups`] reads what changed. The promises awaited by the tasks a
+/// settlement resumes are not read (a step's reach, not a cascade's).
 pub(crate) fn lists(m: &Machine, req: &Request) -> Vec<Lists> {
     let mut ids = named(req);
     let awaited: Vec<&str> = ids.iter().flat_map(|id| m.state.awaited_by(id)).collect();
@@ -127,8 +128,9 @@ fn lists_of(m: &Machine, id: &str) -> Option<Lists> {
 
 /// The steps that walk a list `step` changed (read off the model after it,
 /// `m`; `before` is [`lists`] before it): for each pending promise whose
-/// awaiters or listeners it added to, or whose awaiters' tasks it
-/// suspended or woke, its settlement by a client, by its task's
+/// awaiters or listeners it added to, or whose count of suspended
+/// awaiters it changed (a suspend, a halt, an awaiter settled and
+/// scrubbed), its settlement by a client, by its task's
 /// `task.fulfill` (the task acquired), and by the tick at its deadline.
 /// What a settlement loop walks is built one element per step (an
 /// awaiter, a listener, an awaiter's suspend), so the step that makes a

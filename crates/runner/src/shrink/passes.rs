@@ -294,10 +294,16 @@ fn unscheduled(s: &Shrinker, j: usize, only: Option<&str>) -> (Vec<Step>, Vec<St
         }
         without_m.step(step);
         if matches!(step.op, Op::Tick) {
-            let made: Vec<Step> = with_m
+            // By id: the state's table is a hash map, whose order is no
+            // order the trace should depend on.
+            let mut new: Vec<&model::state::PromiseObject> = with_m
                 .state
                 .promises()
                 .filter(|p| without_m.state.get_promise(&p.id).is_none())
+                .collect();
+            new.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+            let made: Vec<Step> = new
+                .into_iter()
                 .inspect(|p| ids.push(p.id.clone()))
                 .filter(|p| only.is_none_or(|o| o == p.id))
                 .map(|p| Step {
