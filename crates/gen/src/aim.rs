@@ -8,12 +8,11 @@
 //! for each of its steps it draws several candidates, tries each on its
 //! own model (a [`model::machine::Machine::trial`], undone), and takes one
 //! that reaches a branch or marker still wanted, or one after which the
-//! settlement of a list it changed would ([`follow_ups`]: the lists a loop
-//! walks are built one element a step, an awaiter, a listener or an
-//! awaiter's suspend, so the step that makes a mix is taken for the
-//! settlement that would walk it). It never sends a step of its own: every
-//! step taken is one the generator drew, so an aimed case is as well
-//! formed and as varied as any other.
+//! settlement of a list it grew would ([`follow_ups`]: the lists a loop
+//! walks grow one element a step, so the step that adds the element that
+//! makes a mix is taken for the settlement that would walk it). It never
+//! sends a step of its own: every step taken is one the generator drew,
+//! so an aimed case is as well formed and as varied as any other.
 
 use std::collections::BTreeSet;
 
@@ -65,14 +64,12 @@ impl Aim {
 /// The promise ids `req` names (the objects a follow-up is about).
 fn named(req: &Request) -> Vec<&str> {
     match req {
-        Request::PromiseGet(r) => vec![&r.id],
         Request::PromiseCreate(r) => vec![&r.id],
         Request::PromiseSettle(r) => vec![&r.id],
         Request::PromiseRegisterCallback(r) => vec![&r.awaited, &r.awaiter],
         Request::PromiseRegisterListener(r) => vec![&r.awaited],
         Request::TaskCreate(r) => vec![&r.action.id],
         Request::TaskAcquire(r) => vec![&r.id],
-        Request::TaskGet(r) => vec![&r.id],
         Request::TaskSuspend(r) => {
             let mut v = vec![r.id.as_str()];
             v.extend(r.actions.iter().map(|a| a.awaited.as_str()));
@@ -90,66 +87,37 @@ fn named(req: &Request) -> Vec<&str> {
     }
 }
 
-/// A pending promise's lists as a settlement loop would walk them: its
-/// awaiters and listeners, and how many of the awaiters' tasks are
-/// suspended (the settlement resumes those).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Lists {
-    id: String,
-    len: usize,
-    suspended: usize,
-}
-
-/// The [`Lists`] of each pending promise `req` names, and of each pending
-/// promise a task it names awaits (a suspend or a halt of an awaiter
-/// changes the shape of the lists it is in without growing them):
-/// [`follow_ups`] reads what changed. The promises awaited by the tasks a
-/// settlement resumes are not read (a step's reach, not a cascade's).
-pub(crate) fn lists(m: &Machine, req: &Request) -> Vec<Lists> {
+/// How many awaiters and listeners each pending promise `req` names has:
+/// the lists the settlement loops walk ([`follow_ups`] reads what grew).
+pub(crate) fn lists(m: &Machine, req: &Request) -> Vec<(String, usize)> {
     let mut ids = named(req);
-    let awaited: Vec<&str> = ids.iter().flat_map(|id| m.state.awaited_by(id)).collect();
-    ids.extend(awaited);
     ids.sort_unstable();
     ids.dedup();
-    ids.into_iter().filter_map(|id| lists_of(m, id)).collect()
+    ids.into_iter()
+        .filter_map(|id| m.state.get_promise(id))
+        .filter(|p| p.state == PromiseState::Pending)
+        .map(|p| (p.id.clone(), p.callbacks.len() + p.listeners.len()))
+        .collect()
 }
 
-/// The [`Lists`] of promise `id`, if it is pending.
-fn lists_of(m: &Machine, id: &str) -> Option<Lists> {
-    let p = m.state.get_promise(id)?;
-    (p.state == PromiseState::Pending).then(|| Lists {
-        id: p.id.clone(),
-        len: p.callbacks.len() + p.listeners.len(),
-        suspended: (p.callbacks.iter())
-            .filter(|a| m.state.get_task(a).map(|t| t.state) == Some(TaskState::Suspended))
-            .count(),
-    })
-}
-
-/// The steps that walk a list `step` changed (read off the model after it,
+/// The steps that walk a list `step` grew (read off the model after it,
 /// `m`; `before` is [`lists`] before it): for each pending promise whose
-/// awaiters or listeners it added to, or whose count of suspended
-/// awaiters it changed (a suspend, a halt, an awaiter settled and
-/// scrubbed), its settlement by a client, by its task's
-/// `task.fulfill` (the task acquired), and by the tick at its deadline.
-/// What a settlement loop walks is built one element per step (an
-/// awaiter, a listener, an awaiter's suspend), so the step that makes a
-/// shape still wanted (a mix, all of several) is worth taking for the
-/// settlement that would then walk it. Only a step that changed a list is
+/// awaiters or listeners it added to, its settlement by a client, by its
+/// task's `task.fulfill` (the task acquired), and by the tick at its
+/// deadline. What a settlement loop walks is built one element per step
+/// (an awaiter, a listener), so the step that adds the element that makes
+/// a shape still wanted (a mix, all of several) is worth taking for the
+/// settlement that would then walk it. Only a step that grew a list is
 /// looked past, so a look costs a few model steps, not a search.
-pub(crate) fn follow_ups(m: &Machine, before: &[Lists], now: Time) -> Vec<Step> {
+pub(crate) fn follow_ups(m: &Machine, before: &[(String, usize)], now: Time) -> Vec<Step> {
     let mut out = Vec::new();
-    for b in before {
-        let Some(after) = lists_of(m, &b.id) else {
-            continue;
-        };
-        if after.len <= b.len && after.suspended == b.suspended {
-            continue;
-        }
-        let id = &b.id;
+    for (id, n) in before {
         let Some(p) = m.state.get_promise(id) else {
             continue;
         };
+        if p.state != PromiseState::Pending || p.callbacks.len() + p.listeners.len() <= *n {
+            continue;
+        }
         let settle = PromiseSettleReq {
             id: id.clone(),
             state: PromiseState::Resolved,
@@ -197,28 +165,25 @@ mod tests {
         m.apply(&r, T0);
     }
 
-    fn target(id: &str) -> PromiseCreateReq {
-        PromiseCreateReq {
+    /// A second awaiter of `a.c` (task `a` suspended on it) is worth
+    /// taking: after it, settling `a.c` walks a mix of awaiters, and the
+    /// tick at its deadline would too.
+    #[test]
+    fn the_follow_ups_of_a_callback_settle_what_it_awaits_and_tick_at_its_deadline() {
+        let mut m = Machine::new(ServerConfig::default());
+        let target = |id: &str| PromiseCreateReq {
             id: id.into(),
             timeout_at: T0 + 60_000,
             param: Default::default(),
             tags: [(crate::pools::TARGET.to_string(), "poll://any@w".to_string())].into(),
-        }
-    }
-
-    /// Promises `a.c` and `a.d`, tasks `a` and `a.b` (acquired at version
-    /// 1), `a` suspended on `a.c`.
-    fn one_suspended_on_a_c() -> Machine {
-        let mut m = Machine::new(ServerConfig::default());
-        for id in ["a.c", "a.d"] {
-            req(
-                &mut m,
-                Request::PromiseCreate(PromiseCreateReq {
-                    tags: Default::default(),
-                    ..target(id)
-                }),
-            );
-        }
+        };
+        req(
+            &mut m,
+            Request::PromiseCreate(PromiseCreateReq {
+                tags: Default::default(),
+                ..target("a.c")
+            }),
+        );
         for id in ["a", "a.b"] {
             req(
                 &mut m,
@@ -229,37 +194,17 @@ mod tests {
                 }),
             );
         }
-        req(&mut m, suspend("a", "a.c"));
-        m
-    }
-
-    fn suspend(id: &str, on: &str) -> Request {
-        Request::TaskSuspend(TaskSuspendReq {
-            id: id.into(),
-            version: 1,
-            actions: vec![PromiseRegisterCallbackReq {
-                awaited: on.into(),
-                awaiter: id.into(),
-            }],
-        })
-    }
-
-    /// `step`'s follow-ups on `m` (applied to it).
-    fn follow(m: &mut Machine, step: &Step) -> Vec<Step> {
-        let Op::Request(r) = &step.op else {
-            unreachable!()
-        };
-        let before = lists(m, r);
-        crate::apply(m, step);
-        follow_ups(m, &before, step.now)
-    }
-
-    /// A second awaiter of `a.c` (task `a` suspended on it) is worth
-    /// taking: after it, settling `a.c` walks a mix of awaiters, and the
-    /// tick at its deadline would too.
-    #[test]
-    fn the_follow_ups_of_a_callback_settle_what_it_awaits_and_tick_at_its_deadline() {
-        let mut m = one_suspended_on_a_c();
+        req(
+            &mut m,
+            Request::TaskSuspend(TaskSuspendReq {
+                id: "a".into(),
+                version: 1,
+                actions: vec![PromiseRegisterCallbackReq {
+                    awaited: "a.c".into(),
+                    awaiter: "a".into(),
+                }],
+            }),
+        );
         let step = Step {
             now: T0,
             op: Op::Request(Request::PromiseRegisterCallback(
@@ -269,7 +214,12 @@ mod tests {
                 },
             )),
         };
-        let next = follow(&mut m, &step);
+        let Op::Request(r) = &step.op else {
+            unreachable!()
+        };
+        let before = lists(&m, r);
+        crate::apply(&mut m, &step);
+        let next = follow_ups(&m, &before, step.now);
         let settle = next
             .iter()
             .find(|s| matches!(&s.op, Op::Request(Request::PromiseSettle(r)) if r.id == "a.c"));
@@ -281,46 +231,5 @@ mod tests {
         assert!(m
             .take_marks()
             .contains(&model::marker::PROMISE_SETTLE_AWAITERS_RESUMED_MIX));
-    }
-
-    /// A suspend of a task already among `a.c`'s awaiters, on another
-    /// promise, changes the shape of `a.c`'s list without growing it (both
-    /// its awaiters now suspended): settling `a.c` is a follow-up, and it
-    /// walks "all" of several.
-    #[test]
-    fn the_follow_ups_of_a_suspend_settle_what_the_task_already_awaits() {
-        let mut m = one_suspended_on_a_c();
-        req(
-            &mut m,
-            Request::PromiseRegisterCallback(PromiseRegisterCallbackReq {
-                awaited: "a.c".into(),
-                awaiter: "a.b".into(),
-            }),
-        );
-        let step = Step {
-            now: T0,
-            op: Op::Request(suspend("a.b", "a.d")),
-        };
-        let next = follow(&mut m, &step);
-        let settle = next
-            .iter()
-            .find(|s| matches!(&s.op, Op::Request(Request::PromiseSettle(r)) if r.id == "a.c"))
-            .expect("settling what a.b already awaits is a follow-up")
-            .clone();
-        crate::apply(&mut m, &settle);
-        assert!(m
-            .take_marks()
-            .contains(&model::marker::PROMISE_SETTLE_AWAITERS_RESUMED_ALL));
-    }
-
-    /// A step that changes no list has no follow-ups.
-    #[test]
-    fn a_step_that_changes_no_list_has_no_follow_ups() {
-        let mut m = one_suspended_on_a_c();
-        let step = Step {
-            now: T0,
-            op: Op::Request(Request::PromiseGet(PromiseGetReq { id: "a.c".into() })),
-        };
-        assert!(follow(&mut m, &step).is_empty());
     }
 }
