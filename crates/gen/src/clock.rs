@@ -24,9 +24,10 @@ const LONG_JUMP: u64 = 900_000;
 
 /// Every armed deadline and every pending promise's `timeoutAt`, strictly
 /// after `now` and within [`MAX_JUMP`], ascending: what [`advance`] and
-/// [`advance_sharp`] choose from. A function of the state and `now` only,
-/// so the generator computes it once for every candidate an aimed step
-/// draws from the same `now`.
+/// [`advance_sharp`] choose from. A function of the model (its state and
+/// the index kept in step with it) and `now` only, so the generator
+/// computes it once for every candidate an aimed step draws from the same
+/// `now`.
 pub(crate) fn horizon(w: World, now: Time) -> Vec<Time> {
     horizon_within(w, now, MAX_JUMP)
 }

@@ -30,7 +30,7 @@ use std::collections::BTreeSet;
 /// The keyed tables: the state is looked up by id several times a step, and
 /// std's SipHash (built to resist adversarial keys, which a harness's own
 /// model never sees) was a few percent of an aimed step's CPU.
-type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
+use rustc_hash::FxHashMap;
 
 use crate::types::{
     PromiseRecord, PromiseState, Schedule, Tags, TaskRecord, TaskState, Time, Value,
@@ -297,7 +297,7 @@ impl Feed {
 /// A keyed deadline table with an ordered index of `(deadline, id)`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Deadlines {
-    by_id: HashMap<String, Time>,
+    by_id: FxHashMap<String, Time>,
     due: BTreeSet<(Time, String)>,
 }
 
@@ -368,16 +368,16 @@ impl Deadlines {
 pub struct State {
     /// `config`.
     pub config: ServerConfig,
-    promises: HashMap<String, PromiseObject>,
+    promises: FxHashMap<String, PromiseObject>,
     /// awaiter id → ids of the promises whose `callbacks` contain it.
-    awaiting: HashMap<String, BTreeSet<String>>,
-    tasks: HashMap<String, TaskObject>,
-    schedules: HashMap<String, Schedule>,
+    awaiting: FxHashMap<String, BTreeSet<String>>,
+    tasks: FxHashMap<String, TaskObject>,
+    schedules: FxHashMap<String, Schedule>,
     promise_timeouts: Deadlines,
     /// Indexed by kind: `RETRY` (0) and `LEASE` (1).
     task_timeouts: [Deadlines; 2],
     schedule_timeouts: Deadlines,
-    outbox: HashMap<String, OutboxEntry>,
+    outbox: FxHashMap<String, OutboxEntry>,
     journal: Option<Vec<Undo>>,
     touched: Feed,
 }
