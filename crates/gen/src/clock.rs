@@ -66,6 +66,25 @@ pub(crate) fn advance_sharp(w: World, now: Time, ahead: &[Time], rng: &mut TestR
     advance(w, now, ahead, rng)
 }
 
+/// The `now` of the next step in a dense phase
+/// ([`crate::Generator::dense`]): small steps (0–200 ms), and now and then
+/// onto an instant of the nearest deadline (at, one before, one past), so
+/// what the phase builds outlives it while the nearest boundaries are
+/// still met. `ahead` is [`horizon`]`(w, now)`.
+pub(crate) fn advance_dense(now: Time, ahead: &[Time], rng: &mut TestRng) -> Time {
+    match ahead.first() {
+        Some(&t) if rng.chance(DENSE_EDGE_PCT) => match rng.below(3) {
+            0 => t,
+            1 => (t - 1).max(now),
+            _ => t + 1,
+        },
+        _ => now + rng.below(201),
+    }
+}
+
+/// Percent of a dense phase's advances onto its nearest deadline.
+const DENSE_EDGE_PCT: u64 = 15;
+
 /// Percent of a sharpened generator's advances onto a deadline's instants.
 const SHARP_PCT: u64 = 35;
 

@@ -58,6 +58,19 @@ pub const LEARN_MAX: usize = 512;
 /// `--case 18446744073709551615` would never start; with it, reaching any
 /// case costs at most this many cases of at most [`LEARN_MAX`] steps.
 pub const LEARN_CASES: u64 = 1024;
+/// Percent of grown cases that start with a dense phase
+/// ([`Generator::dense`]: small clock steps, building requests favoured),
+/// from case [`DENSE_FROM`] on: the first cases of a run, where most bugs
+/// are found, stay as they were (the median bug's steps to detection did
+/// not move), and the later ones build what the sharp clock's jumps keep
+/// from being built. Eight seeds of `conform mutants`, clean server: the
+/// sum over the 96 bugs of their mean steps fell from 247,216 to 70,125.
+const DENSE_PCT: u64 = 50;
+/// The first case that may be dense.
+const DENSE_FROM: u64 = 4;
+/// Steps of a dense phase (a default case has 50): then the clock
+/// sharpens, and what the phase built meets its deadlines.
+const DENSE_STEPS: usize = 30;
 /// The most entries the corpus holds; past it the oldest make room.
 const CORPUS_MAX: usize = 64;
 /// The most entries one case adds.
@@ -265,6 +278,9 @@ impl Campaign {
         let mut grown = Generator::resume(m, now, &self.cfg, &self.stepper, seed)
             .sharpened()
             .aimed_at(aim);
+        if case >= DENSE_FROM && dice.chance(DENSE_PCT) {
+            grown = grown.dense(DENSE_STEPS);
+        }
         grown.set_recording(true);
         CaseSteps {
             prefix: prefix.into_iter(),
@@ -283,6 +299,25 @@ mod tests {
             steps: 40,
             ..GenConfig::default()
         }
+    }
+
+    #[test]
+    fn the_first_cases_are_never_dense_and_about_half_the_later_grown_ones_are() {
+        let mut c = Campaign::new(5, &cfg(), &Stepper::spec());
+        let (mut dense, mut later) = (0, 0);
+        for i in 0..60 {
+            let steps = c.case(i);
+            let d = steps.grown.in_dense_phase();
+            if i < DENSE_FROM {
+                assert!(!d, "case {i} is dense");
+            } else {
+                later += 1;
+                dense += usize::from(d);
+            }
+            c.learn(steps);
+        }
+        // Half of the grown ones (90% of cases): about 25 of 56.
+        assert!((15..=40).contains(&dense), "{dense} dense of {later}");
     }
 
     #[test]
