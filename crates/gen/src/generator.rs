@@ -67,7 +67,7 @@ pub const FAVOUR: u64 = 4;
 
 /// The kinds a dense phase favours ([`Generator::dense`]): those that
 /// build live promises and tasks of one origin, callbacks and suspends.
-const BUILD: [&str; 5] = [
+pub const BUILD: [&str; 5] = [
     "promise.create",
     "task.create",
     "task.acquire",

@@ -57,7 +57,9 @@ use model::machine::Machine;
 pub use aim::Aim;
 pub use coverage::{coverage, Coverage};
 pub use dice::{below, case_seed, chance, seeded_rng};
-pub use generator::{generate, generate_with, stream, trace_strategy, Generator, Stepper, FAVOUR};
+pub use generator::{
+    generate, generate_with, stream, trace_strategy, Generator, Stepper, BUILD, FAVOUR,
+};
 pub use repair::repair;
 pub use rules::{is_probe, probe_rule, well_formed};
 pub use steer::{Campaign, RARE, STEER_PCT};

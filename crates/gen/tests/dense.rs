@@ -3,18 +3,9 @@
 //! nearest deadline's instants, the requests that build are favoured, and
 //! when the phase ends the sharpened clock jumps again.
 
-use gen::{GenConfig, Generator, Op, Stepper};
+use gen::{GenConfig, Generator, Op, Stepper, BUILD};
 use model::machine::Machine;
 use model::types::Time;
-
-/// What a dense phase favours (the generator's `BUILD`).
-const BUILD: [&str; 5] = [
-    "promise.create",
-    "task.create",
-    "task.acquire",
-    "promise.register_callback",
-    "task.suspend",
-];
 
 /// The nearest deadline after `now`: armed timers and pending promises'
 /// `timeoutAt`, as the generator's clock reads them.
