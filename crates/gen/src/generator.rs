@@ -273,8 +273,9 @@ impl Generator {
     /// empty (in the default runs of seeds 1–6, no live promise at all at
     /// 35% of the steps, one at another 35%): the lists a loop walks grow
     /// one element a step, and a promise with two suspended awaiters,
-    /// which a settlement's "all" needs, was never built. After the phase
-    /// the clock sharpens again, so what was built meets its deadlines.
+    /// which a settlement's "all" needs, was never built. The requests
+    /// are still sharpened as the case's are (`crate::sharpen`); after the
+    /// phase the clock sharpens again.
     pub fn dense(mut self, steps: usize) -> Self {
         self.dense = steps;
         self

@@ -64,12 +64,16 @@ pub const LEARN_CASES: u64 = 1024;
 /// are found, stay as they were (the median bug's steps to detection did
 /// not move), and the later ones build what the sharp clock's jumps keep
 /// from being built. Eight seeds of `conform mutants`, clean server: the
-/// sum over the 96 bugs of their mean steps fell from 247,216 to 70,125.
+/// sum over the 96 bugs of their mean steps fell from 247,216 to 68,757.
 const DENSE_PCT: u64 = 50;
 /// The first case that may be dense.
 const DENSE_FROM: u64 = 4;
-/// Steps of a dense phase (a default case has 50): then the clock
-/// sharpens, and what the phase built meets its deadlines.
+/// Steps of a dense phase. A default case has 50 steps and a grown case
+/// grows 13 to 31 of them past its prefix, so there the phase lasts to
+/// the end of the case all but always (the jumps that meet what it built
+/// come from the other cases, and from the ticks it draws); a longer case
+/// (`--steps 1000`) sharpens after it. A phase of half the grown part
+/// measured the same (114 / 71,931, markers 85.8).
 const DENSE_STEPS: usize = 30;
 /// The most entries the corpus holds; past it the oldest make room.
 const CORPUS_MAX: usize = 64;

@@ -67,22 +67,47 @@ fn a_dense_phase_moves_the_clock_by_small_steps_or_onto_the_nearest_deadline() {
     );
 }
 
-#[test]
-fn after_a_dense_phase_the_sharpened_clock_jumps_again() {
-    let mut g = warmed(3).dense(5);
-    for _ in 0..5 {
+/// Jumps of more than 200 ms in the 200 steps after `warm` steps of a
+/// generator with a dense phase of `phase` steps.
+fn jumps_after(phase: usize, warm: usize) -> usize {
+    let mut g = warmed(3).dense(phase);
+    for _ in 0..warm {
         g.next_step();
     }
     let mut last = g.now();
-    let jumps = (0..200)
+    (0..200)
         .filter(|_| {
             let now = g.next_step().now;
             let jumped = now - last > 200;
             last = now;
             jumped
         })
-        .count();
-    assert!(jumps > 20, "{jumps} jumps in 200 steps");
+        .count()
+}
+
+#[test]
+fn after_a_dense_phase_the_sharpened_clock_jumps_again() {
+    let (after, endless) = (jumps_after(5, 5), jumps_after(usize::MAX, 5));
+    assert!(
+        after > 2 * endless,
+        "{after} jumps after the phase, {endless} in an endless one"
+    );
+}
+
+#[test]
+fn an_aimed_dense_phase_counts_the_steps_taken_not_the_candidates_tried() {
+    // Every branch and marker wanted: each aimed step tries up to twelve
+    // candidates, each drawing its own `now`.
+    let mut g = Generator::new(4, &GenConfig::default())
+        .sharpened()
+        .aimed_at(gen::Aim::unreached(|_| false))
+        .dense(10);
+    for i in 0..9 {
+        g.next_step();
+        assert!(g.in_dense_phase(), "the phase ended after {} steps", i + 1);
+    }
+    g.next_step();
+    assert!(!g.in_dense_phase(), "the phase outlived its 10 steps");
 }
 
 #[test]
