@@ -232,4 +232,32 @@ mod tests {
             .take_marks()
             .contains(&model::marker::PROMISE_SETTLE_AWAITERS_RESUMED_MIX));
     }
+
+    /// A step that grows no list (a callback already registered, sent
+    /// again) is not looked past.
+    #[test]
+    fn a_step_that_grows_no_list_has_no_follow_ups() {
+        let mut m = Machine::new(ServerConfig::default());
+        let target = |id: &str| PromiseCreateReq {
+            id: id.into(),
+            timeout_at: T0 + 60_000,
+            param: Default::default(),
+            tags: [(crate::pools::TARGET.to_string(), "poll://any@w".to_string())].into(),
+        };
+        req(&mut m, Request::PromiseCreate(target("a.c")));
+        req(&mut m, Request::PromiseCreate(target("a")));
+        let again = Request::PromiseRegisterCallback(PromiseRegisterCallbackReq {
+            awaited: "a.c".into(),
+            awaiter: "a".into(),
+        });
+        req(&mut m, again.clone());
+        let before = lists(&m, &again);
+        assert_eq!(before, vec![("a".to_string(), 0), ("a.c".to_string(), 1)]);
+        let step = Step {
+            now: T0,
+            op: Op::Request(again),
+        };
+        crate::apply(&mut m, &step);
+        assert!(follow_ups(&m, &before, step.now).is_empty());
+    }
 }

@@ -481,9 +481,10 @@ impl Generator {
                     .filter(|r| self.kinds.contains(r.kind())),
                 a => a,
             };
-            let favour = match self.favour {
-                f if f == crate::Kinds::NONE && self.dense > 0 => build(),
-                f => f,
+            let favour = if self.favour == crate::Kinds::NONE && self.dense > 0 {
+                build()
+            } else {
+                self.favour
             };
             let kinds = self.kinds;
             let req = aimed.unwrap_or_else(|| request(w, kinds, favour, now, rng));
