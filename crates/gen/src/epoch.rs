@@ -26,6 +26,10 @@ use crate::dice::Dice;
 use crate::generator::Generator;
 use crate::{Op, Step};
 
+/// Draws of a step a rival joins, until one writes
+/// ([`Generator::step_frozen_writing`]).
+pub const WRITING_TRIES: usize = 8;
+
 /// How an epoch is made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EpochConfig {
@@ -54,6 +58,11 @@ pub struct EpochPlan {
     pub now: Time,
     /// Client `c`'s operations.
     pub queues: Vec<Vec<Step>>,
+    /// Each step joined by a rival, and its rival: where they are in the
+    /// queues, as (client, place in its queue). The clients invoke the
+    /// two at one moment, so they overlap whatever the clients sent
+    /// before them.
+    pub pairs: Vec<[(usize, usize); 2]>,
 }
 
 impl EpochPlan {
@@ -74,25 +83,38 @@ impl EpochPlan {
 pub fn plan(g: &mut Generator, cfg: &EpochConfig, first: bool, rng: &mut TestRng) -> EpochPlan {
     let now = if first { g.now() } else { g.advance_clock() };
     let mut ops = Vec::with_capacity(cfg.ops * 2);
+    let mut rivalled = Vec::new();
     for _ in 0..cfg.ops {
-        let step = g.step_frozen();
-        let rival = rng
-            .chance(cfg.rival_pct)
+        let joined = rng.chance(cfg.rival_pct);
+        let step = if joined {
+            g.step_frozen_writing(WRITING_TRIES)
+        } else {
+            g.step_frozen()
+        };
+        let rival = joined
             .then(|| rival(g.machine(), &step, rng))
             .flatten()
             .filter(|r| crate::well_formed(r, g.machine()).is_ok());
         ops.push(step);
         if let Some(r) = rival {
             g.take(&r);
+            rivalled.push(ops.len() - 1);
             ops.push(r);
         }
     }
     let clients = cfg.clients.max(1);
+    let slot = |i: usize| (i % clients, i / clients);
+    // With one client a step and its rival share a queue: nothing to meet.
+    let pairs = rivalled
+        .into_iter()
+        .map(|i| [slot(i), slot(i + 1)])
+        .filter(|[a, b]| a.0 != b.0)
+        .collect();
     let mut queues = vec![Vec::new(); clients];
     for (i, op) in ops.into_iter().enumerate() {
         queues[i % clients].push(op);
     }
-    EpochPlan { now, queues }
+    EpochPlan { now, queues, pairs }
 }
 
 /// An operation that contends with `step` for the same object, at its
@@ -224,5 +246,37 @@ mod tests {
             }
         }
         assert!(rivals > 100, "rivals: {rivals}");
+    }
+
+    /// Every rival is paired with the step it contends with: the step
+    /// dealt just before it, on another client.
+    #[test]
+    fn each_rival_is_paired_with_its_step_on_another_client() {
+        let mut g = Generator::new(5, &GenConfig::default());
+        let mut rng = seeded_rng(5);
+        let ecfg = EpochConfig::default();
+        for e in 0..200 {
+            let p = plan(&mut g, &ecfg, e == 0, &mut rng);
+            assert_eq!(p.pairs.len(), p.len() - ecfg.ops, "epoch {e}");
+            for [(c, k), (rc, rk)] in &p.pairs {
+                assert_ne!(c, rc);
+                // Dealt round-robin: the rival is the next operation.
+                assert_eq!(rk * ecfg.clients + rc, k * ecfg.clients + c + 1);
+            }
+        }
+    }
+
+    /// With one client, a step and its rival share a queue: no pairs.
+    #[test]
+    fn one_client_has_no_pairs() {
+        let mut g = Generator::new(5, &GenConfig::default());
+        let mut rng = seeded_rng(5);
+        let ecfg = EpochConfig {
+            clients: 1,
+            ..EpochConfig::default()
+        };
+        for e in 0..50 {
+            assert!(plan(&mut g, &ecfg, e == 0, &mut rng).pairs.is_empty());
+        }
     }
 }

@@ -140,6 +140,33 @@ fn a_server_with_every_race_answers_a_sequential_run_as_the_spec() {
     assert_eq!(summary.steps, 6 * 60);
 }
 
+/// A racy handler that writes nothing (a callback on a missing promise,
+/// a tick with nothing due) has nothing a rival could overwrite: it
+/// answers at once instead of holding its window open, here 60 s.
+#[test]
+fn a_racy_handler_that_writes_nothing_answers_at_once() {
+    use deviate::families::witness::{at, callback, T0};
+    let server = spawn(ServeOptions {
+        races: vec!["race-promise.register_callback".into(), "race-tick".into()],
+        race_window: Duration::from_secs(60),
+        ..ServeOptions::default()
+    })
+    .expect("the server starts");
+    let mut t = HttpTarget::new(&server.url(), Duration::from_secs(20)).expect("a loopback url");
+    t.start().expect("debug mode");
+    let started = std::time::Instant::now();
+    let res = t
+        .send(&at(T0, callback("a.1", "a")))
+        .expect("answered before the client's 20 s timeout");
+    assert_eq!(res.expect("a response")["head"]["status"], 404);
+    t.send(&gen::Step {
+        now: T0,
+        op: gen::Op::Tick,
+    })
+    .expect("answered before the client's 20 s timeout");
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
 fn conform() -> Command {
     Command::new(env!("CARGO_BIN_EXE_conform"))
 }

@@ -60,6 +60,25 @@ pub(crate) enum Handled {
     },
 }
 
+impl Handled {
+    /// A racy handler's answer: deferred behind its `rival`, or at once
+    /// when it has none to wait for (it wrote nothing).
+    pub(crate) fn racy(
+        envelope: JsonValue,
+        writes: Writes,
+        rival: Option<tokio::sync::oneshot::Receiver<()>>,
+    ) -> Handled {
+        match rival {
+            Some(rival) => Handled::Deferred {
+                envelope,
+                writes,
+                rival,
+            },
+            None => Handled::Done(envelope),
+        }
+    }
+}
+
 impl Shared {
     /// The served model, with its planted bugs, races and log (replayed
     /// into it). Unknown names, a race with a log, a durability bug
@@ -205,11 +224,7 @@ fn handle(shared: &Shared, body: &[u8]) -> Handled {
     let now = env.head.debug_time.unwrap_or_else(|| shared.wall_clock());
     if shared.races.covers(kind) {
         let (envelope, writes, rival) = shared.core().handle_deferred(&req, now, corr_id);
-        return Handled::Deferred {
-            envelope,
-            writes,
-            rival,
-        };
+        return Handled::racy(envelope, writes, rival);
     }
     Handled::Done(shared.core().handle(&req, now, corr_id))
 }

@@ -104,20 +104,29 @@ impl Core {
         req: &Request,
         now: Time,
         corr_id: &str,
-    ) -> (JsonValue, Writes, oneshot::Receiver<()>) {
+    ) -> (JsonValue, Writes, Option<oneshot::Receiver<()>>) {
         let (env, writes) = self.server.handle_deferred(req, now, corr_id);
-        self.waiters.arrived(&writes);
-        let rival = self.waiters.wait(&writes);
+        let rival = self.rendezvous(&writes);
         (env, writes, rival)
     }
 
     /// A racy tick's firing ([`LocalServer::tick_deferred`]), with its
     /// rendezvous as [`Core::handle_deferred`]'s.
-    pub(crate) fn tick_deferred(&mut self, now: Time) -> (Writes, oneshot::Receiver<()>) {
+    pub(crate) fn tick_deferred(&mut self, now: Time) -> (Writes, Option<oneshot::Receiver<()>>) {
         let writes = self.server.tick_deferred(now);
-        self.waiters.arrived(&writes);
-        let rival = self.waiters.wait(&writes);
+        let rival = self.rendezvous(&writes);
         (writes, rival)
+    }
+
+    /// Deferred `writes` meet the handlers waiting for them as a rival,
+    /// and wait for their own. A handler that writes nothing has nothing
+    /// a rival could overwrite (its answer is a read, linearized at its
+    /// check), so it answers at once: it used to wait out the window
+    /// (25 ms) and hold its client back, and most racy requests of a run
+    /// write nothing (a callback on a missing or expired promise).
+    fn rendezvous(&mut self, writes: &Writes) -> Option<oneshot::Receiver<()>> {
+        self.waiters.arrived(writes);
+        (!writes.is_empty()).then(|| self.waiters.wait(writes))
     }
 
     /// Land a racy handler's writes.

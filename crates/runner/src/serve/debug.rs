@@ -89,11 +89,7 @@ pub(crate) fn run(shared: &Shared, op: DebugOp, env: &Envelope) -> Handled {
             }
             if shared.races.covers(TICK) {
                 let (writes, rival) = shared.core().tick_deferred(time);
-                return Handled::Deferred {
-                    envelope: ok(kind, corr_id, json!([])),
-                    writes,
-                    rival,
-                };
+                return Handled::racy(ok(kind, corr_id, json!([])), writes, rival);
             }
             logged(shared.core().tick(time), json!([]))
         }

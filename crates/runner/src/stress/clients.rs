@@ -120,17 +120,97 @@ impl Turns {
     }
 }
 
-/// Send `queues[c]` from client `c`, all clients at once; with `pace`,
-/// in its order (a queue longer than its client's entries in the order
-/// sends the rest unpaced).
+/// Where an operation is: its client and its place in that client's queue.
+pub type Slot = (usize, usize);
+
+/// How the clients of an epoch time their invocations.
+#[derive(Clone, Copy, Debug)]
+pub enum Sending<'a> {
+    /// Each operation as soon as its client's previous one completed,
+    /// except that the two of a pair (a step and its rival,
+    /// [`gen::epoch::EpochPlan::pairs`]) wait for each other and are
+    /// invoked together: whatever each client sent before, they overlap.
+    AtOnce(&'a [[Slot; 2]]),
+    /// In a given order ([`Pace`]).
+    Paced(&'a Pace),
+}
+
+/// How long one operation of a pair waits for the other before it is
+/// sent alone: a bound only (a client stopped at a fault gives up its
+/// pairs at once), so a partner stuck behind a slow request delays it
+/// no more than this.
+const MEET_BOUND: Duration = Duration::from_secs(2);
+
+/// The pairs of an epoch: which pair each client's operations belong to,
+/// and how many of each pair's two have arrived (or were given up).
+struct Meets {
+    of: Vec<Vec<Option<usize>>>,
+    arrived: Mutex<Vec<u8>>,
+    met: Condvar,
+}
+
+impl Meets {
+    fn new(pairs: &[[Slot; 2]], queues: &[Vec<Step>]) -> Meets {
+        let mut of: Vec<Vec<Option<usize>>> = queues.iter().map(|q| vec![None; q.len()]).collect();
+        for (i, pair) in pairs.iter().enumerate() {
+            for &(c, k) in pair {
+                if let Some(x) = of.get_mut(c).and_then(|q| q.get_mut(k)) {
+                    *x = Some(i);
+                }
+            }
+        }
+        Meets {
+            of,
+            arrived: Mutex::new(vec![0; pairs.len()]),
+            met: Condvar::new(),
+        }
+    }
+
+    /// Client `c` is about to send its `k`-th operation: if it is one of
+    /// a pair, wait (at most [`MEET_BOUND`]) until the other is about to
+    /// be sent too.
+    fn meet(&self, c: usize, k: usize) {
+        let Some(pair) = self.of[c][k] else {
+            return;
+        };
+        let mut g = self.arrived.lock().expect("meets lock");
+        g[pair] += 1;
+        self.met.notify_all();
+        let _ = self
+            .met
+            .wait_timeout_while(g, MEET_BOUND, |g| g[pair] < 2)
+            .expect("meets lock");
+    }
+
+    /// Client `c` stopped before its `k`-th operation: its partners need
+    /// not wait for the rest of its queue.
+    fn give_up(&self, c: usize, k: usize) {
+        let mut g = self.arrived.lock().expect("meets lock");
+        for pair in self.of[c].iter().skip(k).flatten() {
+            g[*pair] += 1;
+        }
+        drop(g);
+        self.met.notify_all();
+    }
+}
+
+/// Send `queues[c]` from client `c`, all clients at once, as `sending`
+/// says (paced: in its order, a queue longer than its client's entries in
+/// the order sending the rest unpaced).
 pub fn run_epoch(
     clients: &mut [Box<dyn Client>],
     queues: &[Vec<Step>],
     epoch: usize,
     first_id: usize,
     clock: Clock,
-    pace: Option<&Pace>,
+    sending: Sending,
 ) -> EpochSent {
+    let (pace, pairs) = match sending {
+        Sending::AtOnce(pairs) => (None, pairs),
+        Sending::Paced(p) => (Some(p), &[][..]),
+    };
+    let meets = Meets::new(pairs, queues);
+    let meets = &meets;
     let ranks = pace.map(|p| ranks(&p.order, queues.len()));
     let turns = pace.map(|p| Turns::new(p.order.len()));
     // Entries of the order no queue step answers to (a client beyond the
@@ -170,6 +250,7 @@ pub fn run_epoch(
                         if let Some((r, t)) = rank {
                             t.wait(r, gap);
                         }
+                        meets.meet(c, k);
                         let invoke = clock.micros();
                         if let Some((r, t)) = rank {
                             t.mark(&[r], true);
@@ -189,6 +270,7 @@ pub fn run_epoch(
                             if let Some(t) = turns {
                                 t.mark(mine.get(k + 1..).unwrap_or(&[]), false);
                             }
+                            meets.give_up(c, k + 1);
                             break;
                         }
                     }
@@ -242,11 +324,16 @@ mod tests {
         seen: Arc<Mutex<Vec<usize>>>,
         fail_after: Option<usize>,
         sent: usize,
+        /// How long its first send takes.
+        slow_first: Duration,
     }
 
     impl Client for Noting {
         fn send(&mut self, _: &Step) -> Result<Option<serde_json::Value>, TargetError> {
             self.seen.lock().unwrap().push(self.me);
+            if self.sent == 0 {
+                std::thread::sleep(self.slow_first);
+            }
             self.sent += 1;
             if self.fail_after.is_some_and(|n| self.sent > n) {
                 return Err(TargetError::Unreachable("gone".into()));
@@ -267,6 +354,7 @@ mod tests {
                     seen: seen.clone(),
                     fail_after: fail.filter(|_| me == 0),
                     sent: 0,
+                    slow_first: Duration::ZERO,
                 }) as Box<dyn Client>
             })
             .collect()
@@ -292,7 +380,14 @@ mod tests {
                 order: order.clone(),
                 gap: Duration::from_micros(200),
             };
-            let sent = run_epoch(&mut cs, &queues, 0, 0, Clock::start(), Some(&pace));
+            let sent = run_epoch(
+                &mut cs,
+                &queues,
+                0,
+                0,
+                Clock::start(),
+                Sending::Paced(&pace),
+            );
             assert_eq!(*seen.lock().unwrap(), order);
             let clients: Vec<usize> = sent.ops.iter().map(|o| o.client).collect();
             assert_eq!(clients, order, "invocation stamps follow the order");
@@ -310,9 +405,76 @@ mod tests {
             order: vec![0, 0, 3, 1, 0, 1],
             gap: Duration::ZERO,
         };
-        let sent = run_epoch(&mut cs, &queues, 0, 0, Clock::start(), Some(&pace));
+        let sent = run_epoch(
+            &mut cs,
+            &queues,
+            0,
+            0,
+            Clock::start(),
+            Sending::Paced(&pace),
+        );
         assert_eq!(*seen.lock().unwrap(), vec![0, 0, 1, 1]);
         assert!(sent.fault.is_some());
         assert_eq!(sent.ops.len(), 4);
+    }
+
+    /// Client 1's only operation is paired with client 0's second: it is
+    /// invoked once client 0 is done with its first (slow) one, not at
+    /// the epoch's start, so the two overlap.
+    #[test]
+    fn the_two_operations_of_a_pair_are_invoked_together() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut cs = clients(2, &seen, None);
+        cs[0] = Box::new(Noting {
+            me: 0,
+            seen: seen.clone(),
+            fail_after: None,
+            sent: 0,
+            slow_first: Duration::from_millis(50),
+        });
+        let queues = vec![ticks(2), ticks(1)];
+        let pairs = [[(0, 1), (1, 0)]];
+        let sent = run_epoch(
+            &mut cs,
+            &queues,
+            0,
+            0,
+            Clock::start(),
+            Sending::AtOnce(&pairs),
+        );
+        let first = sent.ops.iter().find(|o| o.client == 0).unwrap();
+        let partner = sent.ops.iter().find(|o| o.client == 1).unwrap();
+        assert!(
+            partner.invoke >= first.complete.unwrap(),
+            "client 1 waited for its partner: {:?}",
+            sent.ops
+        );
+        assert_eq!(seen.lock().unwrap()[0], 0);
+    }
+
+    /// Client 0 stops at a fault before its paired operation: its partner
+    /// does not wait for it (the bound is not reached) and is sent.
+    #[test]
+    fn a_client_stopped_at_a_fault_gives_up_its_pairs() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut cs = clients(2, &seen, Some(0));
+        let queues = vec![ticks(2), ticks(1)];
+        let pairs = [[(0, 1), (1, 0)]];
+        let started = Instant::now();
+        let sent = run_epoch(
+            &mut cs,
+            &queues,
+            0,
+            0,
+            Clock::start(),
+            Sending::AtOnce(&pairs),
+        );
+        assert!(
+            started.elapsed() < MEET_BOUND,
+            "the partner waited out the bound"
+        );
+        assert!(sent.fault.is_some());
+        assert_eq!(sent.ops.len(), 2);
+        assert!(sent.ops.iter().any(|o| o.client == 1));
     }
 }

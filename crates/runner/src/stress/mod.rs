@@ -31,7 +31,7 @@ use crate::profile::Profile;
 use crate::repro::Reach;
 use crate::target::{Client, Target, TargetError};
 
-pub use clients::{Clock, Pace};
+pub use clients::{Clock, Pace, Sending};
 
 /// The first `now` of a concurrent run: 2100-01-01. Far past the wall
 /// clock, so a restarted server that runs its background loops on the wall
@@ -306,7 +306,7 @@ fn drive(
                 clock,
                 cfg,
                 &mut rec,
-                None,
+                Sending::AtOnce(&p.pairs),
             ),
             Some((proc_, delay)) => {
                 let r = crash_one(
@@ -321,7 +321,7 @@ fn drive(
                     clock,
                     cfg,
                     &mut rec,
-                    None,
+                    Sending::AtOnce(&p.pairs),
                 );
                 match target.clients(cfg.clients) {
                     Ok(c) => clients = c,
@@ -429,12 +429,12 @@ fn crash_one(
     clock: Clock,
     cfg: &StressConfig,
     rec: &mut Recorder,
-    pace: Option<&Pace>,
+    sending: Sending,
 ) -> Result<Epoch, (Epoch, TargetError)> {
     let first_id = history.len();
     let mut killed_at = 0;
     let sent = if delay == CRASH_AFTER {
-        let sent = clients::run_epoch(clients, queues, index, first_id, clock, pace);
+        let sent = clients::run_epoch(clients, queues, index, first_id, clock, sending);
         proc_.kill();
         killed_at = clock.micros();
         sent
@@ -445,7 +445,7 @@ fn crash_one(
                 proc_.kill();
                 clock.micros()
             });
-            let sent = clients::run_epoch(clients, queues, index, first_id, clock, pace);
+            let sent = clients::run_epoch(clients, queues, index, first_id, clock, sending);
             killed_at = killer.join().expect("the killer thread panicked");
             sent
         })
@@ -516,9 +516,9 @@ fn run_one(
     clock: Clock,
     cfg: &StressConfig,
     rec: &mut Recorder,
-    pace: Option<&Pace>,
+    sending: Sending,
 ) -> Result<Epoch, (Epoch, TargetError)> {
-    let sent = clients::run_epoch(clients, queues, index, first_id, clock, pace);
+    let sent = clients::run_epoch(clients, queues, index, first_id, clock, sending);
     let mut epoch = Epoch {
         index,
         now,

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::process::ServerProcess;
-use super::{crash_one, run_one, Clock, Pace, StressConfig, CRASH_AFTER};
+use super::{crash_one, run_one, Clock, Pace, Sending, StressConfig, CRASH_AFTER};
 use crate::lin::history::{History, HistoryHeader};
 use crate::lin::shown::Recorder;
 use crate::lin::{Failure, Linearizer, Verdict};
@@ -129,7 +129,7 @@ pub fn run_groups(
             order: p.order_of(&g.order),
             gap: p.gap,
         });
-        let pace = pace.as_ref();
+        let sending = pace.as_ref().map_or(Sending::AtOnce(&[]), Sending::Paced);
         let epoch = match process.as_deref_mut().filter(|_| g.crash) {
             // The crash comes after the operations: what they acknowledged
             // must survive it.
@@ -146,7 +146,7 @@ pub fn run_groups(
                     clock,
                     cfg,
                     &mut rec,
-                    pace,
+                    sending,
                 )
                 .map_err(|(_, e)| e)?;
                 *clients = target.clients(clients.len())?;
@@ -162,7 +162,7 @@ pub fn run_groups(
                 clock,
                 cfg,
                 &mut rec,
-                pace,
+                sending,
             )
             .map_err(|(_, e)| e)?,
         };

@@ -14,6 +14,9 @@
 //! write, in one critical section: the same state as handling it
 //! directly), so its writes are known and can be matched.
 //!
+//! A racy handler that wrote nothing has no window at all
+//! (`Core::rendezvous`): nothing it did can be overwritten.
+//!
 //! A window also closes once [`MOVED_ON`] other requests were handled
 //! since its check without a rival among them: the other clients have
 //! moved on past that moment (a rival is sent beside the operation it
