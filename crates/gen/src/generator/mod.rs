@@ -15,13 +15,14 @@
 //! no timeout for some promises, would otherwise send the generator after
 //! objects the target no longer has).
 
-use std::fmt;
-use std::sync::Arc;
+mod aimed;
+mod frozen;
+mod kinds;
+mod stepper;
 
-use model::api::Request;
 use model::machine::Machine;
 use model::state::ServerConfig;
-use model::types::{TaskState, Time};
+use model::types::Time;
 use proptest::prelude::{any, Strategy};
 use proptest::test_runner::TestRng;
 
@@ -29,61 +30,11 @@ use crate::dice::{seeded_rng, Dice};
 use crate::focus::Due;
 use crate::index::Index;
 use crate::pools::World;
-use crate::{apply, clock, promise_ops, schedule_ops, task_claim, task_ops};
-use crate::{GenConfig, Op, Step};
+use crate::{clock, GenConfig, Op, Step};
+use kinds::{build, request};
 
-/// Request kinds with their base weights. Kinds that build depth
-/// (task.create, acquire, fence, suspend) weigh most; the 501 searches
-/// least. [`weights`] scales them by the state.
-const KINDS: [(u64, Kind); 21] = [
-    (8, Kind::PromiseCreate),
-    (4, Kind::PromiseGet),
-    (5, Kind::PromiseSettle),
-    (5, Kind::PromiseRegisterCallback),
-    (3, Kind::PromiseRegisterListener),
-    (1, Kind::PromiseSearch),
-    (3, Kind::TaskGet),
-    (8, Kind::TaskCreate),
-    (8, Kind::TaskAcquire),
-    (9, Kind::TaskFence),
-    (4, Kind::TaskHeartbeat),
-    (10, Kind::TaskSuspend),
-    (6, Kind::TaskFulfill),
-    (4, Kind::TaskRelease),
-    (3, Kind::TaskHalt),
-    (3, Kind::TaskContinue),
-    (1, Kind::TaskSearch),
-    (3, Kind::ScheduleGet),
-    (3, Kind::ScheduleCreate),
-    (2, Kind::ScheduleDelete),
-    (1, Kind::ScheduleSearch),
-];
-
-/// How many times as often a favoured kind ([`crate::GenConfig::favour`])
-/// is drawn: enough that a case holds several of them where their kind
-/// weighs little (a suspend is one request in ten), not so many that the
-/// requests that build what they act on (creates, acquires) die out.
-pub const FAVOUR: u64 = 4;
-
-/// The kinds a dense phase favours ([`Generator::dense`]): those that
-/// build live promises and tasks of one origin, callbacks and suspends.
-pub const BUILD: [&str; 5] = [
-    "promise.create",
-    "task.create",
-    "task.acquire",
-    "promise.register_callback",
-    "task.suspend",
-];
-
-/// [`BUILD`] as a set, built once.
-fn build() -> crate::Kinds {
-    static SET: std::sync::OnceLock<crate::Kinds> = std::sync::OnceLock::new();
-    *SET.get_or_init(|| {
-        BUILD.iter().fold(crate::Kinds::NONE, |k, name| {
-            k.with(name).expect("every BUILD name is a wire kind")
-        })
-    })
-}
+pub use kinds::{BUILD, FAVOUR};
+pub use stepper::Stepper;
 
 /// Percent of steps that are ticks.
 const TICK_PCT: u64 = 11;
@@ -98,70 +49,6 @@ const AIM_TRIES: usize = 12;
 const TICK_WHEN_PASSED_PCT: u64 = 40;
 /// Percent of the other steps then that are requests about what came due.
 const FOCUS_PCT: u64 = 50;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    PromiseCreate,
-    PromiseGet,
-    PromiseSettle,
-    PromiseRegisterCallback,
-    PromiseRegisterListener,
-    PromiseSearch,
-    TaskGet,
-    TaskCreate,
-    TaskAcquire,
-    TaskFence,
-    TaskHeartbeat,
-    TaskSuspend,
-    TaskFulfill,
-    TaskRelease,
-    TaskHalt,
-    TaskContinue,
-    TaskSearch,
-    ScheduleGet,
-    ScheduleCreate,
-    ScheduleDelete,
-    ScheduleSearch,
-}
-
-/// How the generator's model takes a step: [`crate::apply`] (the spec), or
-/// a model with deviations (`deviate::Deviant::stepper`).
-#[derive(Clone)]
-pub struct Stepper(Arc<StepFn>);
-
-/// A step taken on a machine.
-type StepFn = dyn Fn(&mut Machine, &Step) + Send + Sync;
-
-impl Stepper {
-    /// The spec's own step.
-    pub fn spec() -> Stepper {
-        Stepper::new(|m, s| {
-            apply(m, s);
-        })
-    }
-
-    /// A step that `f` takes on the machine.
-    pub fn new(f: impl Fn(&mut Machine, &Step) + Send + Sync + 'static) -> Stepper {
-        Stepper(Arc::new(f))
-    }
-
-    /// Take `step` on `m`.
-    pub fn step(&self, m: &mut Machine, step: &Step) {
-        (self.0)(m, step)
-    }
-}
-
-impl Default for Stepper {
-    fn default() -> Stepper {
-        Stepper::spec()
-    }
-}
-
-impl fmt::Debug for Stepper {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Stepper")
-    }
-}
 
 /// A reference model plus the clock and the dice: chooses each step by
 /// reading the model, then applies it. It is an endless [`Iterator`] of
@@ -345,28 +232,6 @@ impl Generator {
         self.step_frozen()
     }
 
-    /// Up to [`AIM_TRIES`] steps drawn as [`Generator::next_step`] draws
-    /// them (the clock advanced, then the step), each tried on the model
-    /// and undone: the first that reaches something `aim` still wants,
-    /// else the first drawn.
-    fn aimed(&mut self, aim: &mut crate::aim::Aim) -> (Time, Op) {
-        let stepper = self.stepper.clone();
-        let since = self.now;
-        let mut first = None;
-        for _ in 0..AIM_TRIES {
-            let now = self.clock(since);
-            let step = Step {
-                now,
-                op: self.draw(since, now),
-            };
-            if self.leads_to(aim, &stepper, &step) {
-                return (now, step.op);
-            }
-            first.get_or_insert((now, step.op));
-        }
-        first.expect("AIM_TRIES > 0")
-    }
-
     /// Move the clock to the next `now` ([`crate::clock`]: small steps,
     /// onto, just before and just past deadlines) and return it. The next
     /// [`Generator::step_frozen`] aims at what came due on the way.
@@ -404,52 +269,6 @@ impl Generator {
         self.commit(op)
     }
 
-    /// [`Generator::step_frozen`] for a step a rival will contend with
-    /// (`crate::epoch`): a request that, tried on the model, writes
-    /// nothing is drawn again, of the same kind, up to `tries` draws in
-    /// all (else the last is taken). A rival races only a step that
-    /// writes: in the default concurrent runs of seeds 1–10, 0 to 2
-    /// callbacks a run that a rival joined found both ends live.
-    pub fn step_frozen_writing(&mut self, tries: usize) -> Step {
-        let mut op = self.draw(self.since, self.now);
-        for _ in 1..tries {
-            let Op::Request(r) = &op else { break };
-            if self.writes(&op) {
-                break;
-            }
-            let Some(kind) = crate::Kinds::NONE.with(r.kind()) else {
-                break;
-            };
-            let w = World {
-                m: &self.machine,
-                ix: &self.index,
-            };
-            op = Op::Request(request(
-                w,
-                kind,
-                crate::Kinds::NONE,
-                self.now,
-                &mut self.rng,
-            ));
-        }
-        self.commit(op)
-    }
-
-    /// Whether `op` at the current `now`, tried on the model and undone,
-    /// writes anything.
-    fn writes(&mut self, op: &Op) -> bool {
-        let step = Step {
-            now: self.now,
-            op: op.clone(),
-        };
-        let stepper = self.stepper.clone();
-        self.machine.trial(|m| {
-            let mark = m.state.checkpoint();
-            stepper.step(m, &step);
-            !m.state.writes_since(mark).is_empty()
-        })
-    }
-
     /// Apply `op` at the current `now` to the model and return it as the
     /// step taken: what an aimed generator still wants loses what it
     /// reached, the index follows the state.
@@ -468,25 +287,6 @@ impl Generator {
         self.since = self.now;
         self.dense = self.dense.saturating_sub(1);
         step
-    }
-
-    /// Whether `step`, tried on the model and undone, reaches something
-    /// `aim` wants, or one of its [`crate::aim::follow_ups`] would.
-    fn leads_to(&mut self, aim: &crate::aim::Aim, stepper: &Stepper, step: &Step) -> bool {
-        let before = match &step.op {
-            Op::Request(r) => crate::aim::lists(&self.machine, r),
-            Op::Tick => Vec::new(),
-        };
-        self.machine.trial(|m| {
-            let at = m.recorded();
-            stepper.step(m, step);
-            if aim.wants_any(m.recorded_since(at)) {
-                return true;
-            }
-            crate::aim::follow_ups(m, &before, step.now)
-                .iter()
-                .any(|f| aim.wants_any(&m.trial_hits(|m| stepper.step(m, f))))
-        })
     }
 
     /// One step's operation at `now`, drawn from the model as it stands
@@ -543,137 +343,12 @@ impl Generator {
     }
 }
 
-impl Generator {
-    /// Apply a step chosen elsewhere (a rival of a concurrent epoch,
-    /// `crate::epoch`) to the model, so what follows sees it.
-    pub fn take(&mut self, step: &Step) {
-        self.stepper.step(&mut self.machine, step);
-        if !self.recording {
-            self.machine.clear_hits();
-        }
-        let touched = self.machine.state.take_touched();
-        self.index.update(&self.machine, touched);
-        self.ahead.0 = None;
-    }
-}
-
 /// Endless: every call is [`Generator::next_step`].
 impl Iterator for Generator {
     type Item = Step;
     fn next(&mut self) -> Option<Step> {
         Some(self.next_step())
     }
-}
-
-/// A request of a kind drawn from [`weights`] (among `kinds`, those in
-/// `favour` [`FAVOUR`] times as often), its fields chosen by reading the
-/// model.
-fn request(
-    w: World,
-    kinds: crate::Kinds,
-    favour: crate::Kinds,
-    now: Time,
-    rng: &mut TestRng,
-) -> Request {
-    let mut wt = weights(w);
-    // Every kind's name is a wire kind, so with every kind allowed and none
-    // favoured (the usual run) the name lookups are skipped: they were a
-    // few percent of an aimed step, which draws several requests.
-    if kinds != crate::Kinds::ALL {
-        wt.retain(|(_, k)| kinds.contains(k.name()));
-    }
-    if favour != crate::Kinds::NONE {
-        for (n, k) in wt.iter_mut() {
-            if favour.contains(k.name()) {
-                *n *= FAVOUR;
-            }
-        }
-    }
-    let m = w.m;
-    match rng.weighted(&wt) {
-        Kind::PromiseCreate => promise_ops::create(w, rng, now),
-        Kind::PromiseGet => promise_ops::get(w, rng),
-        Kind::PromiseSettle => promise_ops::settle(w, rng),
-        Kind::PromiseRegisterCallback => promise_ops::register_callback(w, rng),
-        Kind::PromiseRegisterListener => promise_ops::register_listener(w, rng),
-        Kind::PromiseSearch => promise_ops::search(rng),
-        Kind::TaskGet => task_ops::get(w, rng),
-        Kind::TaskCreate => task_claim::create(w, rng, now),
-        Kind::TaskAcquire => task_claim::acquire(w, rng),
-        Kind::TaskFence => task_ops::fence(w, rng, now),
-        Kind::TaskHeartbeat => task_ops::heartbeat(w, rng),
-        Kind::TaskSuspend => task_ops::suspend(w, rng, now),
-        Kind::TaskFulfill => task_ops::fulfill(w, rng),
-        Kind::TaskRelease => task_ops::release(w, rng),
-        Kind::TaskHalt => task_ops::halt(w, rng),
-        Kind::TaskContinue => task_ops::resume(w, rng),
-        Kind::TaskSearch => task_ops::search(rng),
-        Kind::ScheduleGet => schedule_ops::get(m, rng),
-        Kind::ScheduleCreate => schedule_ops::create(m, rng),
-        Kind::ScheduleDelete => schedule_ops::delete(m, rng),
-        Kind::ScheduleSearch => schedule_ops::search(rng),
-    }
-}
-
-/// [`KINDS`] scaled by the state: requests that need a held task (fence,
-/// suspend, fulfill, release, heartbeat), a pending one (acquire) or a
-/// halted one (continue) are drawn a fifth as often while there is none, so
-/// most of them land where they can succeed and a few still take the 404 and
-/// 409 branches.
-impl Kind {
-    /// The wire name of the requests of this kind.
-    fn name(self) -> &'static str {
-        use Kind::*;
-        match self {
-            PromiseCreate => "promise.create",
-            PromiseGet => "promise.get",
-            PromiseSettle => "promise.settle",
-            PromiseRegisterCallback => "promise.register_callback",
-            PromiseRegisterListener => "promise.register_listener",
-            PromiseSearch => "promise.search",
-            TaskGet => "task.get",
-            TaskCreate => "task.create",
-            TaskAcquire => "task.acquire",
-            TaskFence => "task.fence",
-            TaskHeartbeat => "task.heartbeat",
-            TaskSuspend => "task.suspend",
-            TaskFulfill => "task.fulfill",
-            TaskRelease => "task.release",
-            TaskHalt => "task.halt",
-            TaskContinue => "task.continue",
-            TaskSearch => "task.search",
-            ScheduleGet => "schedule.get",
-            ScheduleCreate => "schedule.create",
-            ScheduleDelete => "schedule.delete",
-            ScheduleSearch => "schedule.search",
-        }
-    }
-}
-
-fn weights(w: World) -> Vec<(u64, Kind)> {
-    let count = |s: TaskState| w.ix.in_state(s).len();
-    let (acquired, pending, halted) = (
-        count(TaskState::Acquired),
-        count(TaskState::Pending),
-        count(TaskState::Halted),
-    );
-    let scale = |present: usize| if present > 0 { 5 } else { 1 };
-    KINDS
-        .iter()
-        .map(|&(w, k)| {
-            let s = match k {
-                Kind::TaskFence
-                | Kind::TaskSuspend
-                | Kind::TaskFulfill
-                | Kind::TaskRelease
-                | Kind::TaskHeartbeat => scale(acquired),
-                Kind::TaskAcquire => scale(pending),
-                Kind::TaskContinue => scale(halted),
-                _ => 5,
-            };
-            (w * s, k)
-        })
-        .collect()
 }
 
 /// The trace of `cfg.steps` steps named by `seed`: the same seed and
@@ -701,18 +376,4 @@ pub fn stream(seed: u64, cfg: &GenConfig, stepper: &Stepper) -> std::iter::Take<
 /// removes steps and re-checks [`crate::well_formed`] / [`crate::repair`].
 pub fn trace_strategy(cfg: GenConfig) -> impl Strategy<Value = Vec<Step>> {
     any::<u64>().prop_map(move |seed| generate(seed, &cfg))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// [`request`] skips its kind lookups when every kind is allowed: that
-    /// is the same draw only if every kind's name is a wire kind.
-    #[test]
-    fn every_kind_drawn_is_a_wire_kind() {
-        for (_, k) in KINDS {
-            assert!(crate::Kinds::ALL.contains(k.name()), "{}", k.name());
-        }
-    }
 }
