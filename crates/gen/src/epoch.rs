@@ -51,7 +51,37 @@ impl Default for EpochConfig {
     }
 }
 
-/// One epoch: its `now` and each client's queue, sent in order.
+/// Where an operation of an epoch is: its client, and its place in that
+/// client's queue.
+pub type Slot = (usize, usize);
+
+/// The kinds a rival can contend with ([`rival`] answers `None` for the
+/// others): the only ones [`Generator::step_frozen_writing`] redraws.
+pub const CONTENDED: [&str; 10] = [
+    "task.acquire",
+    "task.create",
+    "promise.create",
+    "promise.settle",
+    "promise.register_callback",
+    "task.suspend",
+    "task.fence",
+    "task.fulfill",
+    "task.heartbeat",
+    "schedule.delete",
+];
+
+/// [`CONTENDED`] as a set, built once.
+fn contended() -> crate::Kinds {
+    static SET: std::sync::OnceLock<crate::Kinds> = std::sync::OnceLock::new();
+    *SET.get_or_init(|| {
+        CONTENDED.iter().fold(crate::Kinds::NONE, |k, name| {
+            k.with(name).expect("every CONTENDED name is a wire kind")
+        })
+    })
+}
+
+/// One epoch: its `now`, each client's queue, sent in order, and the pairs
+/// of a step and its rival, invoked together.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EpochPlan {
     /// The `now` of every operation.
@@ -62,7 +92,7 @@ pub struct EpochPlan {
     /// queues, as (client, place in its queue). The clients invoke the
     /// two at one moment, so they overlap whatever the clients sent
     /// before them.
-    pub pairs: Vec<[(usize, usize); 2]>,
+    pub pairs: Vec<[Slot; 2]>,
 }
 
 impl EpochPlan {
@@ -87,7 +117,7 @@ pub fn plan(g: &mut Generator, cfg: &EpochConfig, first: bool, rng: &mut TestRng
     for _ in 0..cfg.ops {
         let joined = rng.chance(cfg.rival_pct);
         let step = if joined {
-            g.step_frozen_writing(WRITING_TRIES)
+            g.step_frozen_writing(WRITING_TRIES, contended())
         } else {
             g.step_frozen()
         };
@@ -266,6 +296,30 @@ mod tests {
         }
     }
 
+    /// [`rival`] joins only the kinds [`CONTENDED`] names, so the redraw
+    /// of [`Generator::step_frozen_writing`] is spent on no other kind.
+    #[test]
+    fn only_contended_kinds_get_a_rival() {
+        let mut g = Generator::new(7, &GenConfig::default());
+        let mut rng = seeded_rng(7);
+        let mut joined = std::collections::BTreeSet::new();
+        for e in 0..300 {
+            if e > 0 {
+                g.advance_clock();
+            }
+            for _ in 0..8 {
+                let step = g.step_frozen();
+                if let Op::Request(r) = &step.op {
+                    if rival(g.machine(), &step, &mut rng).is_some() {
+                        assert!(CONTENDED.contains(&r.kind()), "{}", r.kind());
+                        joined.insert(r.kind());
+                    }
+                }
+            }
+        }
+        assert!(joined.len() >= 8, "{joined:?}");
+    }
+
     /// With one client, a step and its rival share a queue: no pairs.
     #[test]
     fn one_client_has_no_pairs() {
@@ -275,8 +329,12 @@ mod tests {
             clients: 1,
             ..EpochConfig::default()
         };
+        let mut rivals = 0;
         for e in 0..50 {
-            assert!(plan(&mut g, &ecfg, e == 0, &mut rng).pairs.is_empty());
+            let p = plan(&mut g, &ecfg, e == 0, &mut rng);
+            assert!(p.pairs.is_empty());
+            rivals += p.len() - ecfg.ops;
         }
+        assert!(rivals > 10, "rivals were drawn: {rivals}");
     }
 }

@@ -154,7 +154,6 @@ fn a_racy_handler_that_writes_nothing_answers_at_once() {
     .expect("the server starts");
     let mut t = HttpTarget::new(&server.url(), Duration::from_secs(20)).expect("a loopback url");
     t.start().expect("debug mode");
-    let started = std::time::Instant::now();
     let res = t
         .send(&at(T0, callback("a.1", "a")))
         .expect("answered before the client's 20 s timeout");
@@ -164,7 +163,6 @@ fn a_racy_handler_that_writes_nothing_answers_at_once() {
         op: gen::Op::Tick,
     })
     .expect("answered before the client's 20 s timeout");
-    assert!(started.elapsed() < Duration::from_secs(20));
 }
 
 fn conform() -> Command {

@@ -58,8 +58,9 @@ const FOCUS_PCT: u64 = 50;
 ///
 /// A concurrent run that drives several clients at once moves the clock
 /// itself, in epochs: [`Generator::advance_clock`] between epochs, then
-/// [`Generator::step_frozen`] once per client at that `now`, from a model
-/// the run may hand over ([`Generator::resume`]).
+/// [`Generator::step_frozen`] once per operation at that `now`
+/// ([`Generator::step_frozen_writing`] for one a rival joins), from a
+/// model the run may hand over ([`Generator::resume`]).
 #[derive(Clone, Debug)]
 pub struct Generator {
     machine: Machine,

@@ -405,7 +405,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub list_races: bool,
     /// The bound of the window between a racy handler's check and its
-    /// write, in ms: it closes as soon as a rival was handled.
+    /// write, in ms: it closes as soon as a rival was handled (a handler
+    /// that wrote nothing has none).
     #[arg(long, default_value_t = 25, value_parser = within::<u64>(0, 1_000))]
     pub race_window_ms: u64,
     /// Persistent mode: append every applied step to this NDJSON log before

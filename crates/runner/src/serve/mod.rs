@@ -56,7 +56,9 @@ pub struct ServeOptions {
     /// Planted races, by catalogue name ([`races::all`]): their handlers
     /// check, release the lock, and write after [`ServeOptions::race_window`].
     pub races: Vec<String>,
-    /// How long a racy handler waits between its check and its write.
+    /// The bound of a racy handler's wait between its check and its write
+    /// (it ends when a rival was handled; a handler that wrote nothing
+    /// does not wait).
     pub race_window: Duration,
     /// Persistent mode: the log of applied steps, replayed at start.
     pub log: Option<PathBuf>,

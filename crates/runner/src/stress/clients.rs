@@ -120,8 +120,7 @@ impl Turns {
     }
 }
 
-/// Where an operation is: its client and its place in that client's queue.
-pub type Slot = (usize, usize);
+pub use gen::epoch::Slot;
 
 /// How the clients of an epoch time their invocations.
 #[derive(Clone, Copy, Debug)]
@@ -150,18 +149,32 @@ struct Meets {
 }
 
 impl Meets {
-    fn new(pairs: &[[Slot; 2]], queues: &[Vec<Step>]) -> Meets {
+    /// The pairs of `queues`, sent by `threads` client threads. A slot no
+    /// thread reaches (past a queue's end, or of a queue with no client),
+    /// a pair on one client and a slot already in an earlier pair count as
+    /// arrived at once, so no one waits for them.
+    fn new(pairs: &[[Slot; 2]], queues: &[Vec<Step>], threads: usize) -> Meets {
         let mut of: Vec<Vec<Option<usize>>> = queues.iter().map(|q| vec![None; q.len()]).collect();
+        let mut arrived = vec![0; pairs.len()];
         for (i, pair) in pairs.iter().enumerate() {
+            if pair[0].0 == pair[1].0 {
+                arrived[i] = 2;
+                continue;
+            }
             for &(c, k) in pair {
-                if let Some(x) = of.get_mut(c).and_then(|q| q.get_mut(k)) {
-                    *x = Some(i);
+                match of
+                    .get_mut(c)
+                    .filter(|_| c < threads)
+                    .and_then(|q| q.get_mut(k))
+                {
+                    Some(x) if x.is_none() => *x = Some(i),
+                    _ => arrived[i] += 1,
                 }
             }
         }
         Meets {
             of,
-            arrived: Mutex::new(vec![0; pairs.len()]),
+            arrived: Mutex::new(arrived),
             met: Condvar::new(),
         }
     }
@@ -209,7 +222,7 @@ pub fn run_epoch(
         Sending::AtOnce(pairs) => (None, pairs),
         Sending::Paced(p) => (Some(p), &[][..]),
     };
-    let meets = Meets::new(pairs, queues);
+    let meets = Meets::new(pairs, queues, clients.len());
     let meets = &meets;
     let ranks = pace.map(|p| ranks(&p.order, queues.len()));
     let turns = pace.map(|p| Turns::new(p.order.len()));
@@ -476,5 +489,36 @@ mod tests {
         assert!(sent.fault.is_some());
         assert_eq!(sent.ops.len(), 2);
         assert!(sent.ops.iter().any(|o| o.client == 1));
+    }
+
+    /// Pairs no thread completes (a slot past a queue's end, a queue with
+    /// no client, a pair on one client, a slot in two pairs) keep no one
+    /// waiting for the bound.
+    #[test]
+    fn pairs_no_thread_completes_keep_no_one_waiting() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut cs = clients(2, &seen, None);
+        let queues = vec![ticks(2), ticks(2), ticks(1)];
+        let pairs = [
+            [(0, 0), (1, 5)],
+            [(1, 0), (2, 0)],
+            [(0, 1), (0, 0)],
+            [(1, 1), (0, 1)],
+            [(0, 1), (1, 0)],
+        ];
+        let started = Instant::now();
+        let sent = run_epoch(
+            &mut cs,
+            &queues,
+            0,
+            0,
+            Clock::start(),
+            Sending::AtOnce(&pairs),
+        );
+        assert!(
+            started.elapsed() < MEET_BOUND,
+            "someone waited out the bound"
+        );
+        assert_eq!(sent.ops.len(), 4, "two clients, two steps each");
     }
 }

@@ -43,8 +43,10 @@ const GAPS: [Duration; 2] = [Duration::from_millis(2), Duration::from_millis(6)]
 /// How attempt `attempt` (from 0) of a re-run sends its concurrent epochs:
 /// even attempts paced (a race shows when its rival lands inside the racy
 /// handler's window, and a paced order puts it there whatever the
-/// machine's load does to the threads), odd ones all at once, as the run
-/// sent them (an interleaving no pacing chose).
+/// machine's load does to the threads), odd ones all at once (an
+/// interleaving no pacing chose; without the run's pairs of a step and its
+/// rival met at one moment, which the history does not keep: the paced
+/// attempts put a rival where it races).
 ///
 /// The paced orders take turns ([`Paced::order`]), each at both gaps: the
 /// failing run's invocation order first, then its reverse, then shuffles

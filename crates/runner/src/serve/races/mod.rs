@@ -11,7 +11,9 @@
 //! schedule, a timeout, an outbox entry) is overwritten with its value,
 //! whatever happened to it meanwhile. The answer is sent after the write,
 //! so the operation's interval covers the window, as a real slow handler's
-//! does. The mechanism is the same for every kind
+//! does; a handler that wrote nothing answers at once (no rival can
+//! overwrite what it did not write). The window closes early once a rival
+//! was handled ([`rendezvous`]). The mechanism is the same for every kind
 //! (`model::state::State::writes_since` / `apply_writes`); an entry only
 //! names the kind it applies to.
 //!
@@ -144,7 +146,9 @@ pub fn resolve<S: AsRef<str>>(names: &[S]) -> Result<Vec<&'static Race>, String>
 #[derive(Clone, Debug, Default)]
 pub struct Races {
     kinds: Vec<&'static str>,
-    /// How long a racy handler waits between its check and its write.
+    /// The bound of a racy handler's wait between its check and its write
+    /// (it ends when a rival was handled; a handler that wrote nothing
+    /// does not wait).
     pub window: Duration,
 }
 
