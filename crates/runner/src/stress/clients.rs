@@ -467,25 +467,28 @@ mod tests {
 
     /// Client 0 stops at a fault before its paired operation: its partner
     /// does not wait for it (the bound is not reached) and is sent.
+    /// Send `queues` with `pairs`: no one may wait out [`MEET_BOUND`].
+    fn sent_within_bound(
+        cs: &mut [Box<dyn Client>],
+        queues: &[Vec<Step>],
+        pairs: &[[Slot; 2]],
+    ) -> EpochSent {
+        let started = Instant::now();
+        let sent = run_epoch(cs, queues, 0, 0, Clock::start(), Sending::AtOnce(pairs));
+        assert!(
+            started.elapsed() < MEET_BOUND,
+            "someone waited out the bound"
+        );
+        sent
+    }
+
     #[test]
     fn a_client_stopped_at_a_fault_gives_up_its_pairs() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let mut cs = clients(2, &seen, Some(0));
         let queues = vec![ticks(2), ticks(1)];
         let pairs = [[(0, 1), (1, 0)]];
-        let started = Instant::now();
-        let sent = run_epoch(
-            &mut cs,
-            &queues,
-            0,
-            0,
-            Clock::start(),
-            Sending::AtOnce(&pairs),
-        );
-        assert!(
-            started.elapsed() < MEET_BOUND,
-            "the partner waited out the bound"
-        );
+        let sent = sent_within_bound(&mut cs, &queues, &pairs);
         assert!(sent.fault.is_some());
         assert_eq!(sent.ops.len(), 2);
         assert!(sent.ops.iter().any(|o| o.client == 1));
@@ -506,19 +509,7 @@ mod tests {
             [(1, 1), (0, 1)],
             [(0, 1), (1, 0)],
         ];
-        let started = Instant::now();
-        let sent = run_epoch(
-            &mut cs,
-            &queues,
-            0,
-            0,
-            Clock::start(),
-            Sending::AtOnce(&pairs),
-        );
-        assert!(
-            started.elapsed() < MEET_BOUND,
-            "someone waited out the bound"
-        );
+        let sent = sent_within_bound(&mut cs, &queues, &pairs);
         assert_eq!(sent.ops.len(), 4, "two clients, two steps each");
     }
 }
