@@ -282,9 +282,19 @@ pub(super) fn unschedule(s: &mut Shrinker) -> bool {
 /// ticks made (or only `only`) created directly just before the tick that
 /// made each; and the ids of all those promises.
 fn unscheduled(s: &Shrinker, j: usize, only: Option<&str>) -> (Vec<Step>, Vec<String>) {
-    let steps = &s.best_steps;
-    let mut with_m = s.checker.fresh_model();
-    let mut without_m = s.checker.fresh_model();
+    unscheduled_from(|| s.checker.fresh_model(), &s.best_steps, j, only)
+}
+
+/// [`unscheduled`] of `steps`, on models `fresh` makes (the checker's,
+/// deviations included).
+fn unscheduled_from(
+    fresh: impl Fn() -> deviate::Deviant,
+    steps: &[Step],
+    j: usize,
+    only: Option<&str>,
+) -> (Vec<Step>, Vec<String>) {
+    let mut with_m = fresh();
+    let mut without_m = fresh();
     let mut out = Vec::with_capacity(steps.len());
     let mut ids = Vec::new();
     for (i, step) in steps.iter().enumerate() {
@@ -369,4 +379,43 @@ fn merged_claim(steps: &[Step], i: usize) -> Option<Vec<Step>> {
     }));
     cand.remove(k);
     Some(cand)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deviate::families::witness::{at, schedule, tick, T0};
+
+    /// A schedule whose tick made several promises: each is created
+    /// directly just before that tick, in the order of their ids (the
+    /// state's table is a hash map; its order must not reach the trace).
+    #[test]
+    fn unscheduled_promises_come_in_the_order_of_their_ids() {
+        let fresh = || {
+            deviate::Deviant::new(
+                ServerConfig {
+                    retry_timeout: 5_000,
+                },
+                Vec::new(),
+            )
+        };
+        // Every minute from T0; the tick six minutes later catches up.
+        let steps = vec![at(T0, schedule("s1", "* * * * *")), tick(T0 + 360_000)];
+        let (out, ids) = unscheduled_from(fresh, &steps, 0, None);
+        assert!(ids.len() >= 5, "{ids:?}");
+        let made: Vec<&str> = out
+            .iter()
+            .filter_map(|s| match &s.op {
+                Op::Request(Request::PromiseCreate(r)) => Some(r.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(made, ids, "created in the order of their ids");
+        assert_eq!(out.len(), ids.len() + 1, "the schedule gone, the tick kept");
+        assert!(matches!(out.last().map(|s| &s.op), Some(Op::Tick)));
+        // One of them alone: that one, before the tick.
+        let (one, _) = unscheduled_from(fresh, &steps, 0, Some(&ids[2]));
+        assert_eq!(one.len(), 2);
+        assert!(matches!(&one[0].op, Op::Request(Request::PromiseCreate(r)) if r.id == ids[2]));
+    }
 }
