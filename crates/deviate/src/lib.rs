@@ -115,6 +115,17 @@ pub trait Hooks: Sync {
         false
     }
 
+    /// Whether this deviation reads and writes only what the spec's
+    /// handling of the same request (or firing) may: the objects its
+    /// request names and what a settlement or resume of them reaches. A
+    /// concurrent run's checker keeps its partition and partial-order
+    /// reduction for a model whose deviations all stay so
+    /// (`runner::lin::reduce`); any other deviation makes it search every
+    /// order of every due firing.
+    fn stays_in_footprint(&self) -> bool {
+        false
+    }
+
     /// Adjust the encoded response envelope of `req` (wire deviations). A
     /// deviation that does must say so in [`Hooks::rewrites_encoding`].
     fn encode(&self, _req: &Request, _envelope: &mut serde_json::Value) {}

@@ -946,6 +946,12 @@ fn drop_execute_if_settled(m: &mut Machine, id: &str, was_pending: bool) {
 }
 
 impl Hooks for SettleDropsExecute {
+    /// It drops the message keyed by the id it settles: the request's, or
+    /// the firing timer's.
+    fn stays_in_footprint(&self) -> bool {
+        true
+    }
+
     fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
         let Some(id) = settlement(req) else {
             return next(m, req, now);
@@ -974,6 +980,11 @@ impl Hooks for SettleDropsExecute {
 struct CallbackRefusesInternal;
 
 impl Hooks for CallbackRefusesInternal {
+    /// It reads the awaiter's and the awaited's tags, and writes nothing.
+    fn stays_in_footprint(&self) -> bool {
+        true
+    }
+
     fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
         let Request::PromiseRegisterCallback(r) = req else {
             return next(m, req, now);

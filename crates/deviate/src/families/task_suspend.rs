@@ -499,6 +499,12 @@ impl Hooks for SuspendReadsStoredState {
 struct SuspendRefusesInternal;
 
 impl Hooks for SuspendRefusesInternal {
+    /// It reads the awaited promises' tags, tries the spec's answer, and
+    /// writes nothing of its own.
+    fn stays_in_footprint(&self) -> bool {
+        true
+    }
+
     fn apply(&self, m: &mut Machine, req: &Request, now: Time, next: Next) -> Response {
         let Request::TaskSuspend(r) = req else {
             return next(m, req, now);

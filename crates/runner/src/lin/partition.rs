@@ -32,8 +32,10 @@
 //! search is the closing snapshot's decision whether it fired (one or two
 //! configurations).
 //!
-//! **Where it is not sound, it merges**: a model with deviations (a
-//! deviation may fire or read objects its request does not name) is one
+//! **Where it is not sound, it merges**: a model with a deviation that
+//! does not declare it stays in its footprint
+//! (`deviate::Hooks::stays_in_footprint`: others may fire or read objects
+//! their request does not name) is one
 //! component, as is a search that carries every end (the snapshot does not
 //! pin the state: the ends of components would have to be crossed).
 
@@ -184,7 +186,11 @@ impl Partition {
     /// The components of the candidates `ops` from `model`'s state at the
     /// epoch's start, at `now`.
     pub fn of(model: &Deviant, ops: &[&Operation], now: u64) -> Partition {
-        if !model.deviations().is_empty() {
+        if !model
+            .deviations()
+            .iter()
+            .all(|d| d.hooks.stays_in_footprint())
+        {
             return Partition::whole(ops.len());
         }
         let mut uf = UnionFind::default();

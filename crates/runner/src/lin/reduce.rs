@@ -195,3 +195,73 @@ pub fn writes_within(state: &State, mark: Mark, f: &Footprint) -> bool {
             f.holds(&Key::Id(owner))
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gen::{GenConfig, Op};
+    use model::state::ServerConfig;
+
+    /// Every deviation that declares it stays in its footprint
+    /// ([`deviate::Hooks::stays_in_footprint`]) writes, on generated
+    /// traces from its own model, only inside the footprint of the request
+    /// (or of each due timer a tick fires) that the reduction computes:
+    /// the declaration the checker's partition and reduction trust.
+    #[test]
+    fn declared_deviations_write_inside_their_footprint() {
+        let declared: Vec<_> = deviate::catalogue::all()
+            .filter(|d| d.hooks.stays_in_footprint())
+            .collect();
+        assert!(!declared.is_empty());
+        for d in declared {
+            let config = ServerConfig {
+                retry_timeout: 5_000,
+            };
+            let (mut requests, mut firings) = (0, 0);
+            for seed in 1..=12 {
+                let mut m = Deviant::new(config, vec![d]);
+                let cfg = GenConfig {
+                    steps: 200,
+                    ..GenConfig::default()
+                };
+                for step in gen::generate_with(seed, &cfg, &m.stepper()) {
+                    match &step.op {
+                        Op::Request(req) => {
+                            let f = of_request(&m.state, req);
+                            let mark = m.state.checkpoint();
+                            m.apply(req, step.now);
+                            requests += 1;
+                            assert!(
+                                writes_within(&m.state, mark, &f),
+                                "{}: seed {seed}: {req:?} wrote outside its footprint",
+                                d.name
+                            );
+                            m.state.commit();
+                        }
+                        Op::Tick => {
+                            for t in m.due(step.now) {
+                                let f = of_timer(&m, &t, step.now);
+                                let mark = m.state.checkpoint();
+                                m.fire(&t, step.now);
+                                firings += 1;
+                                assert!(
+                                    writes_within(&m.state, mark, &f),
+                                    "{}: seed {seed}: firing {t:?} wrote outside its footprint",
+                                    d.name
+                                );
+                                m.state.commit();
+                            }
+                            // What the firings armed at or before now, as
+                            // the tick fires it.
+                            m.tick(step.now);
+                        }
+                    }
+                }
+            }
+            assert!(
+                requests > 2_000 && firings > 100,
+                "{requests} requests, {firings} firings"
+            );
+        }
+    }
+}

@@ -115,8 +115,9 @@ pub struct EpochInput<'a> {
     /// are dropped, and [`Found::dropped`] says so).
     pub max_ends: usize,
     /// Fire due timers only where their place can matter ([`reduce`]);
-    /// honoured only for a model without deviations and a search pinned by
-    /// a snapshot.
+    /// honoured only for a model whose deviations all stay in their
+    /// footprint (`deviate::Hooks::stays_in_footprint`) and a search
+    /// pinned by a snapshot.
     pub reduce: bool,
 }
 
@@ -274,8 +275,13 @@ fn run<'a>(
     input: &'a EpochInput<'a>,
     scope: Option<(&'a Partition, usize)>,
 ) -> (bool, Search<'a>) {
-    let reduce =
-        input.reduce && model.deviations().is_empty() && !input.collect_all && input.snap.is_some();
+    let reduce = input.reduce
+        && model
+            .deviations()
+            .iter()
+            .all(|d| d.hooks.stays_in_footprint())
+        && !input.collect_all
+        && input.snap.is_some();
     let mut s = Search::new(model, input, scope, reduce);
     let done = s.dfs(model, 0);
     if !s.escaped {
