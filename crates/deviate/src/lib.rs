@@ -121,7 +121,10 @@ pub trait Hooks: Sync {
     /// concurrent run's checker keeps its partition and partial-order
     /// reduction for a model whose deviations all stay so
     /// (`runner::lin::reduce`); any other deviation makes it search every
-    /// order of every due firing.
+    /// order of every due firing. A deviation that fires on access
+    /// ([`Hooks::apply_firing`]) or changes the tick ([`Hooks::tick`])
+    /// reaches past its request and must not declare it (a batched tick
+    /// is refused whatever it declares: [`all_stay_in_footprint`]).
     fn stays_in_footprint(&self) -> bool {
         false
     }
@@ -170,4 +173,13 @@ impl PartialEq for Deviation {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
     }
+}
+
+/// Whether every one of `deviations` stays in its footprint
+/// ([`Hooks::stays_in_footprint`]) and none batches the tick: a model the
+/// concurrent run's checker may split and reduce as the spec's.
+pub fn all_stay_in_footprint(deviations: &[&Deviation]) -> bool {
+    deviations
+        .iter()
+        .all(|d| d.hooks.stays_in_footprint() && !d.hooks.batches_tick())
 }

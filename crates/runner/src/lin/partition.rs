@@ -186,11 +186,7 @@ impl Partition {
     /// The components of the candidates `ops` from `model`'s state at the
     /// epoch's start, at `now`.
     pub fn of(model: &Deviant, ops: &[&Operation], now: u64) -> Partition {
-        if !model
-            .deviations()
-            .iter()
-            .all(|d| d.hooks.stays_in_footprint())
-        {
+        if !deviate::all_stay_in_footprint(model.deviations()) {
             return Partition::whole(ops.len());
         }
         let mut uf = UnionFind::default();

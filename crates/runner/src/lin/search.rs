@@ -276,10 +276,7 @@ fn run<'a>(
     scope: Option<(&'a Partition, usize)>,
 ) -> (bool, Search<'a>) {
     let reduce = input.reduce
-        && model
-            .deviations()
-            .iter()
-            .all(|d| d.hooks.stays_in_footprint())
+        && deviate::all_stay_in_footprint(model.deviations())
         && !input.collect_all
         && input.snap.is_some();
     let mut s = Search::new(model, input, scope, reduce);
