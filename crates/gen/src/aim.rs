@@ -165,18 +165,22 @@ mod tests {
         m.apply(&r, T0);
     }
 
+    /// A promise `id` with a target, a minute to live.
+    fn target(id: &str) -> PromiseCreateReq {
+        PromiseCreateReq {
+            id: id.into(),
+            timeout_at: T0 + 60_000,
+            param: Default::default(),
+            tags: [(crate::pools::TARGET.to_string(), "poll://any@w".to_string())].into(),
+        }
+    }
+
     /// A second awaiter of `a.c` (task `a` suspended on it) is worth
     /// taking: after it, settling `a.c` walks a mix of awaiters, and the
     /// tick at its deadline would too.
     #[test]
     fn the_follow_ups_of_a_callback_settle_what_it_awaits_and_tick_at_its_deadline() {
         let mut m = Machine::new(ServerConfig::default());
-        let target = |id: &str| PromiseCreateReq {
-            id: id.into(),
-            timeout_at: T0 + 60_000,
-            param: Default::default(),
-            tags: [(crate::pools::TARGET.to_string(), "poll://any@w".to_string())].into(),
-        };
         req(
             &mut m,
             Request::PromiseCreate(PromiseCreateReq {
@@ -238,12 +242,6 @@ mod tests {
     #[test]
     fn a_step_that_grows_no_list_has_no_follow_ups() {
         let mut m = Machine::new(ServerConfig::default());
-        let target = |id: &str| PromiseCreateReq {
-            id: id.into(),
-            timeout_at: T0 + 60_000,
-            param: Default::default(),
-            tags: [(crate::pools::TARGET.to_string(), "poll://any@w".to_string())].into(),
-        };
         req(&mut m, Request::PromiseCreate(target("a.c")));
         req(&mut m, Request::PromiseCreate(target("a")));
         let again = Request::PromiseRegisterCallback(PromiseRegisterCallbackReq {

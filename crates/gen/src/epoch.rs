@@ -73,11 +73,7 @@ pub const CONTENDED: [&str; 10] = [
 /// [`CONTENDED`] as a set, built once.
 fn contended() -> crate::Kinds {
     static SET: std::sync::OnceLock<crate::Kinds> = std::sync::OnceLock::new();
-    *SET.get_or_init(|| {
-        CONTENDED.iter().fold(crate::Kinds::NONE, |k, name| {
-            k.with(name).expect("every CONTENDED name is a wire kind")
-        })
-    })
+    *SET.get_or_init(|| crate::Kinds::of(&CONTENDED).expect("every CONTENDED name is a wire kind"))
 }
 
 /// One epoch: its `now`, each client's queue, sent in order, and the pairs

@@ -133,6 +133,11 @@ impl Kinds {
         Some(Kinds(self.0 | (1 << i)))
     }
 
+    /// The set of `kinds`; `None` when one is no request kind.
+    pub fn of(kinds: &[&str]) -> Option<Kinds> {
+        kinds.iter().try_fold(Kinds::NONE, |set, k| set.with(k))
+    }
+
     /// The set without `kind`; `None` when `kind` is no request kind.
     pub fn without(self, kind: &str) -> Option<Kinds> {
         let i = model::api::KINDS.iter().position(|k| *k == kind)?;

@@ -57,11 +57,7 @@ pub const BUILD: [&str; 5] = [
 /// [`BUILD`] as a set, built once.
 pub(super) fn build() -> crate::Kinds {
     static SET: std::sync::OnceLock<crate::Kinds> = std::sync::OnceLock::new();
-    *SET.get_or_init(|| {
-        BUILD.iter().fold(crate::Kinds::NONE, |k, name| {
-            k.with(name).expect("every BUILD name is a wire kind")
-        })
-    })
+    *SET.get_or_init(|| crate::Kinds::of(&BUILD).expect("every BUILD name is a wire kind"))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,5 +207,16 @@ mod tests {
         for (_, k) in KINDS {
             assert!(crate::Kinds::ALL.contains(k.name()), "{}", k.name());
         }
+    }
+
+    /// A set of names holds each of them and nothing else; a name that is
+    /// no wire kind gives no set.
+    #[test]
+    fn a_set_of_names_holds_exactly_them() {
+        let set = crate::Kinds::of(&BUILD).expect("wire kinds");
+        for k in model::api::KINDS {
+            assert_eq!(set.contains(k), BUILD.contains(&k), "{k}");
+        }
+        assert_eq!(crate::Kinds::of(&["promise.create", "promise.nope"]), None);
     }
 }
