@@ -27,14 +27,33 @@ use crate::{Op, Step};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Aim {
     wanted: BTreeSet<Branch>,
+    /// The request kinds with a boundary marker still wanted (a marker's
+    /// name starts with its handler's kind): only their requests are
+    /// retimed ([`instants`]).
+    boundary_kinds: BTreeSet<&'static str>,
 }
 
 impl Aim {
     /// Aimed at `wanted`.
     pub fn new(wanted: impl IntoIterator<Item = Branch>) -> Aim {
-        Aim {
+        let mut aim = Aim {
             wanted: wanted.into_iter().collect(),
-        }
+            boundary_kinds: BTreeSet::new(),
+        };
+        aim.sort_boundaries();
+        aim
+    }
+
+    fn sort_boundaries(&mut self) {
+        self.boundary_kinds = (self.wanted.iter())
+            .filter(|b| is_boundary(b))
+            .filter_map(|b| b.name().split('/').next())
+            .collect();
+    }
+
+    /// Whether a boundary marker of requests of `kind` is still wanted.
+    pub(crate) fn wants_boundary_of(&self, kind: &str) -> bool {
+        self.boundary_kinds.contains(kind)
     }
 
     /// Every reachable branch and marker of the model not in `seen`.
@@ -50,8 +69,12 @@ impl Aim {
 
     /// Drop what a step reached: the case moves on to what is left.
     pub fn reached<'a>(&mut self, hits: impl IntoIterator<Item = &'a Branch>) {
+        let mut boundary = false;
         for b in hits {
-            self.wanted.remove(b);
+            boundary |= self.wanted.remove(b) && is_boundary(b);
+        }
+        if boundary {
+            self.sort_boundaries();
         }
     }
 
@@ -61,9 +84,42 @@ impl Aim {
     }
 }
 
-/// The promise ids `req` names (the objects a follow-up is about).
+/// Whether `b` is one of a deadline comparison's three instants.
+fn is_boundary(b: &Branch) -> bool {
+    let n = b.name();
+    n.ends_with("/at_now") || n.ends_with("/one_ahead") || n.ends_with("/one_past")
+}
+
+/// The instants, none before `since`, at which `req` would meet a deadline
+/// it names on one of its three instants: one before, at and one past the
+/// `timeoutAt` of each pending promise it names (every deadline a handler
+/// compares with `now` is such a promise's, [`model::marker`]). A drawn
+/// request sent at one of them instead of its drawn `now` is still the
+/// request the generator drew: the clock of a drawn step seldom lands on
+/// an instant of the very promise it names.
+pub(crate) fn instants(m: &Machine, req: &Request, since: Time) -> Vec<Time> {
+    let mut out: Vec<Time> = named(req)
+        .into_iter()
+        .filter_map(|id| m.state.get_promise(id))
+        .filter(|p| p.state == PromiseState::Pending)
+        .flat_map(|p| {
+            let t = p.timeout_at;
+            [t.checked_sub(1), Some(t), t.checked_add(1)]
+        })
+        .flatten()
+        .filter(|&at| at >= since)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The promise ids `req` names (the objects a follow-up is about, the
+/// deadlines a retimed request meets).
 fn named(req: &Request) -> Vec<&str> {
     match req {
+        Request::PromiseGet(r) => vec![&r.id],
+        Request::TaskGet(r) => vec![&r.id],
         Request::PromiseCreate(r) => vec![&r.id],
         Request::PromiseSettle(r) => vec![&r.id],
         Request::PromiseRegisterCallback(r) => vec![&r.awaited, &r.awaiter],
@@ -235,6 +291,51 @@ mod tests {
         assert!(m
             .take_marks()
             .contains(&model::marker::PROMISE_SETTLE_AWAITERS_RESUMED_MIX));
+    }
+
+    /// The instants of a request are one before, at and one past the
+    /// deadline of each pending promise it names, none before `since`.
+    #[test]
+    fn the_instants_of_a_request_are_around_the_deadlines_it_names() {
+        let mut m = Machine::new(ServerConfig::default());
+        req(&mut m, Request::PromiseCreate(target("a.c")));
+        req(&mut m, Request::PromiseCreate(target("a")));
+        let cb = Request::PromiseRegisterCallback(PromiseRegisterCallbackReq {
+            awaited: "a.c".into(),
+            awaiter: "a".into(),
+        });
+        let d = T0 + 60_000;
+        assert_eq!(instants(&m, &cb, T0), vec![d - 1, d, d + 1]);
+        assert_eq!(instants(&m, &cb, d), vec![d, d + 1]);
+        let settle = |id: &str| {
+            Request::PromiseSettle(PromiseSettleReq {
+                id: id.into(),
+                state: PromiseState::Resolved,
+                value: Default::default(),
+            })
+        };
+        req(&mut m, settle("a.c"));
+        assert_eq!(instants(&m, &cb, T0), vec![d - 1, d, d + 1], "a's only");
+        assert!(instants(&m, &settle("a.x"), T0).is_empty());
+    }
+
+    /// A kind's boundaries are wanted until its last boundary marker is
+    /// reached; a branch reached changes nothing.
+    #[test]
+    fn a_kind_is_retimed_while_one_of_its_boundaries_is_wanted() {
+        use model::marker::*;
+        let mut aim = Aim::new([
+            PROMISE_GET_TIMEOUT_AT_AT_NOW,
+            PROMISE_GET_TIMEOUT_AT_ONE_PAST,
+            model::branch::PROMISE_SETTLE_ALREADY_SETTLED_200,
+        ]);
+        assert!(aim.wants_boundary_of("promise.get"));
+        assert!(!aim.wants_boundary_of("promise.settle"));
+        aim.reached(&[PROMISE_GET_TIMEOUT_AT_AT_NOW]);
+        assert!(aim.wants_boundary_of("promise.get"));
+        aim.reached(&[PROMISE_GET_TIMEOUT_AT_ONE_PAST]);
+        assert!(!aim.wants_boundary_of("promise.get"));
+        assert!(!aim.is_empty());
     }
 
     /// A step that grows no list (a callback already registered, sent

@@ -30,6 +30,7 @@ struct Facts {
     pending: bool,
     target: bool,
     callbacks: bool,
+    listeners: bool,
     timeout_at: Time,
 }
 
@@ -39,6 +40,7 @@ impl Facts {
             pending: p.state == PromiseState::Pending,
             target: p.tags.contains_key(TARGET),
             callbacks: !p.callbacks.is_empty(),
+            listeners: !p.listeners.is_empty(),
             timeout_at: p.timeout_at,
         }
     }
@@ -144,6 +146,7 @@ pub(crate) struct Index {
     promises: Ranked<Id>,
     pending: Ranked<Id>,
     awaited: Ranked<Id>,
+    listened: Ranked<Id>,
     /// Pending promises by `(timeoutAt, id)`.
     deadlines: BTreeSet<(Time, Id)>,
     origins: Ranked<Id>,
@@ -169,6 +172,7 @@ impl Index {
             promises: Ranked::default(),
             pending: Ranked::default(),
             awaited: Ranked::default(),
+            listened: Ranked::default(),
             deadlines: BTreeSet::new(),
             origins: Ranked::default(),
             pairs: Ranked::default(),
@@ -212,6 +216,11 @@ impl Index {
     /// The pending promises someone awaits.
     pub(crate) fn awaited(&self) -> &Ranked<Id> {
         &self.awaited
+    }
+
+    /// The pending promises someone listens to.
+    pub(crate) fn listened(&self) -> &Ranked<Id> {
+        &self.listened
     }
 
     /// The origins of every promise.
@@ -313,6 +322,11 @@ impl Index {
         if was != now {
             put(&mut self.awaited, &key, now);
             put(&mut org.awaited, &key, now);
+        }
+        let listened = |f: &Facts| f.pending && f.listeners;
+        let (was, now) = (is(old, listened), is(new, listened));
+        if was != now {
+            put(&mut self.listened, &key, now);
         }
         let (was, now) = (Facts::deadline(old), Facts::deadline(new));
         if was != now {
@@ -453,6 +467,14 @@ mod tests {
                         .map(|p| p.id.as_str()),
                 ),
             ),
+            (
+                "listened".into(),
+                sorted(
+                    ps().filter(pending)
+                        .filter(|p| !p.listeners.is_empty())
+                        .map(|p| p.id.as_str()),
+                ),
+            ),
             ("origins".into(), sorted(ps().map(|p| origin(&p.id)))),
             ("tasks".into(), sorted(s.tasks().map(|t| t.id.as_str()))),
         ];
@@ -494,6 +516,7 @@ mod tests {
             ("promises".into(), ids(&ix.promises)),
             ("pending".into(), ids(&ix.pending)),
             ("awaited".into(), ids(&ix.awaited)),
+            ("listened".into(), ids(&ix.listened)),
             ("origins".into(), ids(&ix.origins)),
             ("tasks".into(), ids(&ix.tasks)),
         ];

@@ -33,6 +33,7 @@
 
 mod aim;
 mod clock;
+mod clone;
 mod coverage;
 mod dice;
 pub mod epoch;
@@ -50,6 +51,7 @@ mod sharpen;
 mod steer;
 mod task_claim;
 mod task_ops;
+mod walk;
 
 use model::api::Request;
 use model::machine::Machine;

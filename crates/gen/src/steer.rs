@@ -75,6 +75,10 @@ const DENSE_FROM: u64 = 4;
 /// (`--steps 1000`) sharpens after it. A phase of half the grown part
 /// measured the same (114 / 71,931, markers 85.8).
 const DENSE_STEPS: usize = 30;
+/// Percent of grown cases, from case [`DENSE_FROM`] on, whose prefix has
+/// one object's history cloned ([`crate::clone`]): a second element for
+/// the lists a loop walks.
+const CLONE_PCT: u64 = 30;
 /// The most entries the corpus holds; past it the oldest make room.
 const CORPUS_MAX: usize = 64;
 /// The most entries one case adds.
@@ -266,10 +270,18 @@ impl Campaign {
         let hi = parent.len().min(n - n.div_ceil(4)).max(1);
         let lo = hi.div_ceil(2).max(1);
         let cut = dice.range(lo as u64, hi as u64) as usize;
-        let prefix = parent[..cut].to_vec();
-        let mut m = Machine::new(ServerConfig {
+        let empty = Machine::new(ServerConfig {
             retry_timeout: self.cfg.retry_timeout,
         });
+        let mut prefix = parent[..cut].to_vec();
+        if case >= DENSE_FROM && dice.chance(CLONE_PCT) {
+            let cloned =
+                crate::clone::clone_history(&prefix, empty.clone(), &self.stepper, &mut dice);
+            if let Some(c) = cloned.filter(|c| c.len() <= hi) {
+                prefix = c;
+            }
+        }
+        let mut m = empty;
         let mut prefix_hits = Vec::with_capacity(cut);
         for s in &prefix {
             self.stepper.step(&mut m, s);
@@ -278,12 +290,20 @@ impl Campaign {
             prefix_hits.push(h);
         }
         let now = prefix.last().map_or(self.cfg.start, |s| s.now);
+        let history = if case >= DENSE_FROM {
+            prefix.clone()
+        } else {
+            Vec::new()
+        };
         let aim = Aim::unreached(|b| self.seen.contains_key(b));
         let mut grown = Generator::resume(m, now, &self.cfg, &self.stepper, seed)
             .sharpened()
             .aimed_at(aim);
-        if case >= DENSE_FROM && dice.chance(DENSE_PCT) {
-            grown = grown.dense(DENSE_STEPS);
+        if case >= DENSE_FROM {
+            grown = grown.aimed_further(history);
+            if dice.chance(DENSE_PCT) {
+                grown = grown.dense(DENSE_STEPS);
+            }
         }
         grown.set_recording(true);
         CaseSteps {

@@ -5,7 +5,8 @@
 
 use std::collections::BTreeSet;
 
-use gen::{Aim, GenConfig, Generator, Step};
+use gen::{Aim, GenConfig, Generator, Step, Stepper};
+use model::api::*;
 use model::branch::Branch;
 use model::machine::Machine;
 use model::marker;
@@ -80,5 +81,170 @@ fn an_aimed_generators_trials_leave_no_trace() {
             StateView::of(&m.state),
             "seed {seed}"
         );
+    }
+}
+
+/// The same for a generator that aims further: its retimed, walked and
+/// cloned trials are undone too, and the plans it takes are steps it
+/// returns, so its model is the state its steps make.
+#[test]
+fn an_aimed_further_generators_trials_leave_no_trace() {
+    for seed in 1..=5 {
+        let mut g = Generator::new(seed, &GenConfig::default())
+            .sharpened()
+            .aimed_at(Aim::new(marker::ALL.iter().copied()))
+            .aimed_further(Vec::new());
+        let mut m = Machine::new(ServerConfig::default());
+        for _ in 0..200 {
+            gen::apply(&mut m, &g.next_step());
+        }
+        assert_eq!(
+            StateView::of(&g.machine().state),
+            StateView::of(&m.state),
+            "seed {seed}"
+        );
+    }
+}
+
+const T0: u64 = 1_700_000_000_000;
+
+fn at(now: u64, r: Request) -> Step {
+    Step {
+        now,
+        op: gen::Op::Request(r),
+    }
+}
+
+/// Task `a.1` suspended on pending `a.2`, the only awaiter.
+fn one_suspended_awaiter() -> Vec<Step> {
+    let create = |id: &str, target: bool| PromiseCreateReq {
+        id: id.into(),
+        timeout_at: T0 + 600_000,
+        param: Default::default(),
+        tags: if target {
+            [("resonate:target".to_string(), "poll://any@w".to_string())].into()
+        } else {
+            Default::default()
+        },
+    };
+    vec![
+        at(T0, Request::PromiseCreate(create("a.2", false))),
+        at(
+            T0,
+            Request::TaskCreate(TaskCreateReq {
+                pid: "p1".into(),
+                ttl: 60_000,
+                action: create("a.1", true),
+            }),
+        ),
+        at(
+            T0 + 5,
+            Request::TaskSuspend(TaskSuspendReq {
+                id: "a.1".into(),
+                version: 1,
+                actions: vec![PromiseRegisterCallbackReq {
+                    awaited: "a.2".into(),
+                    awaiter: "a.1".into(),
+                }],
+            }),
+        ),
+    ]
+}
+
+/// The markers `steps` reach after `history`.
+fn reached_after(history: &[Step], steps: &[Step]) -> BTreeSet<Branch> {
+    let mut m = Machine::new(ServerConfig::default());
+    for s in history {
+        gen::apply(&mut m, s);
+    }
+    m.take_marks();
+    let mut out = BTreeSet::new();
+    for s in steps {
+        gen::apply(&mut m, s);
+        out.extend(m.take_marks());
+    }
+    out
+}
+
+/// A list of one suspended awaiter and a wanted "all" of several: the
+/// generator clones the awaiter's history and settles the promise, in
+/// the three steps of its plan (create, suspend, settle).
+#[test]
+fn an_aimed_further_generator_clones_an_awaiter_for_the_settlements_all() {
+    let history = one_suspended_awaiter();
+    for seed in 1..=5 {
+        let mut m = Machine::new(ServerConfig::default());
+        for s in &history {
+            gen::apply(&mut m, s);
+        }
+        let all = marker::PROMISE_SETTLE_AWAITERS_RESUMED_ALL;
+        let g = Generator::resume(m, T0 + 5, &GenConfig::default(), &Stepper::spec(), seed)
+            .sharpened()
+            .aimed_at(Aim::new([all]))
+            .aimed_further(history.clone());
+        let steps: Vec<Step> = g.take(3).collect();
+        assert!(
+            reached_after(&history, &steps).contains(&all),
+            "seed {seed}: {steps:?}"
+        );
+    }
+}
+
+/// The "mix" of several is reached by the clone one step short, joined
+/// to the list by a callback (the kinds are the plan's: no other drawn
+/// request adds an awaiter, the only promise with a target awaits it
+/// already).
+#[test]
+fn an_aimed_further_generator_clones_an_awaiter_short_for_the_settlements_mix() {
+    let history = one_suspended_awaiter();
+    let mix = marker::PROMISE_SETTLE_AWAITERS_RESUMED_MIX;
+    let kinds = ["task.create", "promise.register_callback", "promise.settle"];
+    let cfg = GenConfig {
+        kinds: gen::Kinds::of(&kinds).expect("kinds"),
+        ..GenConfig::default()
+    };
+    for seed in 1..=5 {
+        let mut m = Machine::new(ServerConfig::default());
+        for s in &history {
+            gen::apply(&mut m, s);
+        }
+        let g = Generator::resume(m, T0 + 5, &cfg, &Stepper::spec(), seed)
+            .aimed_at(Aim::new([mix]))
+            .aimed_further(history.clone());
+        let steps: Vec<Step> = g.take(3).collect();
+        let named = |id: &str| {
+            steps
+                .iter()
+                .any(|s| matches!(&s.op, gen::Op::Request(r) if model::names::ids(r).contains(&id.to_string())))
+        };
+        assert!(named("a.3"), "seed {seed}: the clone is a.3: {steps:?}");
+        assert!(
+            reached_after(&history, &steps).contains(&mix),
+            "seed {seed}: {steps:?}"
+        );
+    }
+}
+
+/// A drawn read of a pending promise is retimed onto the instant of its
+/// deadline a wanted boundary marker needs.
+#[test]
+fn an_aimed_further_generator_retimes_a_read_onto_a_deadline() {
+    let history = one_suspended_awaiter();
+    let want = marker::PROMISE_GET_TIMEOUT_AT_ONE_PAST;
+    let cfg = GenConfig {
+        kinds: gen::Kinds::of(&["promise.get"]).expect("a kind"),
+        ..GenConfig::default()
+    };
+    for seed in 1..=5 {
+        let mut m = Machine::new(ServerConfig::default());
+        for s in &history {
+            gen::apply(&mut m, s);
+        }
+        let mut g = Generator::resume(m, T0 + 5, &cfg, &Stepper::spec(), seed)
+            .aimed_at(Aim::new([want]))
+            .aimed_further(history.clone());
+        let step = g.next_step();
+        assert_eq!(step.now, T0 + 600_001, "seed {seed}: {step:?}");
+        assert!(reached_after(&history, &[step]).contains(&want));
     }
 }

@@ -4,16 +4,20 @@
 //! steered cases, sharpened (`gen::sharpen`: deadlines and delays on and
 //! near `now`, requests aimed at deadlines a millisecond away, suspends
 //! given a mix or only settled awaited promises, joins of awaited
-//! promises, heartbeats of every held task) and aimed (`gen::Aim`: each
-//! step the first of several drawn that reaches what the campaign has not)
-//! and half of them from the fifth on dense for their first 30 steps
-//! (`Generator::dense`: small clock steps, building requests favoured)
-//! reach 82 of 95 where random ones reach 35 (83 before dense phases, 60
-//! before aiming, 48 before sharpening); this test holds that ground
-//! (steering never reaches less than random cases, and no fewer than 80:
-//! a change of how the dice are cast moves a triple's count within its
-//! spread) and prints what is still missed. Over the twelve triples of
-//! seeds 1–36 the mean is 85.8 (82–91; 83.3 before dense phases).
+//! promises, heartbeats of every held task), aimed (`gen::Aim`: each step
+//! the first of several drawn that reaches what the campaign has not),
+//! from the fifth on aiming further (`Generator::aimed_further`: a drawn
+//! request retimed onto an instant of a deadline it names, a walk of a
+//! long list, a clone of an element of a list then its walk) and half of
+//! them dense for their first 30 steps (`Generator::dense`), their
+//! prefixes now and then with one object's history cloned
+//! (`gen::clone`), reach 92 of 95 where random ones reach 35 (82 before
+//! aiming further, 60 before aiming, 48 before sharpening); this test
+//! holds that ground (steering never reaches less than random cases, and
+//! no fewer than 90: a change of how the dice are cast moves a triple's
+//! count within its spread) and prints what is still missed. Over the
+//! twelve triples of seeds 1–36 the mean is 93.6 (91–95; four of the
+//! twelve reach all 95; 85.8 before aiming further).
 
 use std::collections::BTreeSet;
 
@@ -57,7 +61,7 @@ fn missed(hit: &BTreeSet<Branch>) -> Vec<&'static str> {
 }
 
 #[test]
-fn steered_default_runs_of_seeds_1_to_3_reach_at_least_80_markers_and_more_than_random_ones() {
+fn steered_default_runs_of_seeds_1_to_3_reach_at_least_90_markers_and_more_than_random_ones() {
     let random = reached(&[1, 2, 3], false);
     let steered = reached(&[1, 2, 3], true);
     let total = marker::ALL.len() - marker::UNREACHABLE.len();
@@ -69,7 +73,7 @@ fn steered_default_runs_of_seeds_1_to_3_reach_at_least_80_markers_and_more_than_
     eprintln!("steered missed: {:?}", missed(&steered));
     assert!(steered.len() >= random.len());
     assert!(
-        total - missed(&steered).len() >= 80,
+        total - missed(&steered).len() >= 90,
         "{:?}",
         missed(&steered)
     );

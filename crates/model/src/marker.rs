@@ -481,6 +481,17 @@ pub(crate) const TIMEOUT: Settlement = Settlement {
     },
 };
 
+/// The settlement sites' "all" and "mix" of awaiters: the shapes that need
+/// a list of several awaiters, at least one of them suspended.
+pub const AWAITERS_OF_SEVERAL: [Branch; 6] = [
+    SETTLE.awaiters.all,
+    SETTLE.awaiters.mix,
+    FULFILL.awaiters.all,
+    FULFILL.awaiters.mix,
+    TIMEOUT.awaiters.all,
+    TIMEOUT.awaiters.mix,
+];
+
 /// A schedule's catch-up.
 pub(crate) const CATCH_UP: Count = Count {
     one: CATCH_UP_OCCURRENCES_ONE,

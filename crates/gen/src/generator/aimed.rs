@@ -1,21 +1,40 @@
 //! An aimed generator's step ([`Generator::aimed_at`]): candidates tried
 //! on the model, the first that reaches something the campaign still
-//! wants taken.
+//! wants taken. One that aims further ([`Generator::aimed_further`]), when
+//! no candidate led anywhere, also tries a candidate retimed onto an
+//! instant of a deadline it names ([`crate::aim::instants`]), a walk of a
+//! long list the state holds ([`crate::walk`]), and a clone of an element
+//! of such a list followed by its walk ([`crate::clone`]); a walk or a
+//! clone taken leaves its other steps as the plan the next steps take.
+//! Else the first drawn.
 
-use model::types::Time;
+use model::types::{TaskState, Time};
 
 use super::{Generator, Stepper, AIM_TRIES};
+use crate::aim::Aim;
+use crate::pools::World;
+use crate::walk::Walk;
 use crate::{Op, Step};
+
+/// The list a clone's element is in, to walk after the clone.
+enum List {
+    /// The awaiters of this pending promise.
+    Awaiters(String),
+    /// The tasks this claimant holds (these, and the clone).
+    Held(String, Vec<String>),
+}
 
 impl Generator {
     /// Up to [`AIM_TRIES`] steps drawn as [`Generator::next_step`] draws
     /// them (the clock advanced, then the step), each tried on the model
-    /// and undone: the first that reaches something `aim` still wants,
-    /// else the first drawn.
-    pub(super) fn aimed(&mut self, aim: &mut crate::aim::Aim) -> (Time, Op) {
+    /// and undone: the first that reaches something `aim` still wants;
+    /// then, aiming further, a retimed one, a walk, a clone (see the
+    /// module doc), looked for only when no drawn step led anywhere, so
+    /// they cost nothing on the steps that did; else the first drawn.
+    pub(super) fn aimed(&mut self, aim: &mut Aim) -> (Time, Op) {
         let stepper = self.stepper.clone();
         let since = self.now;
-        let mut first = None;
+        let mut drawn = Vec::with_capacity(AIM_TRIES);
         for _ in 0..AIM_TRIES {
             let now = self.clock(since);
             let step = Step {
@@ -25,14 +44,175 @@ impl Generator {
             if self.leads_to(aim, &stepper, &step) {
                 return (now, step.op);
             }
-            first.get_or_insert((now, step.op));
+            drawn.push(step);
         }
-        first.expect("AIM_TRIES > 0")
+        let further = self.further.then(|| {
+            self.retimed(aim, &stepper, &drawn, since)
+                .or_else(|| self.walked(aim, &stepper, since))
+                .or_else(|| self.cloned(aim, &stepper, since))
+        });
+        let step = further.flatten().unwrap_or_else(|| drawn.swap_remove(0));
+        (step.now, step.op)
+    }
+
+    /// The first of `drawn`, a request of a kind with a boundary marker
+    /// `aim` still wants, that reaches something wanted at an instant of a
+    /// deadline it names (none before `since`, well formed there).
+    fn retimed(
+        &mut self,
+        aim: &Aim,
+        stepper: &Stepper,
+        drawn: &[Step],
+        since: Time,
+    ) -> Option<Step> {
+        for step in drawn {
+            let Op::Request(r) = &step.op else {
+                continue;
+            };
+            if !aim.wants_boundary_of(r.kind()) {
+                continue;
+            }
+            for at in crate::aim::instants(&self.machine, r, since) {
+                let retimed = Step {
+                    now: at,
+                    op: step.op.clone(),
+                };
+                if crate::well_formed(&retimed, &self.machine).is_ok()
+                    && self.leads_to(aim, stepper, &retimed)
+                {
+                    return Some(retimed);
+                }
+            }
+        }
+        None
+    }
+
+    /// The first step of the first walk of the state's long lists whose
+    /// last step reaches something `aim` wants, the rest planned.
+    fn walked(&mut self, aim: &Aim, stepper: &Stepper, since: Time) -> Option<Step> {
+        let w = World {
+            m: &self.machine,
+            ix: &self.index,
+        };
+        let mut walks = crate::walk::walks(w, since);
+        walks.retain(|walk| self.allows(walk));
+        let found = walks.into_iter().find(|walk| {
+            let step = |m: &mut _, s: &Step| stepper.step(m, s);
+            crate::walk::reaches(&mut self.machine, walk, step, |h| aim.wants_any(h))
+        })?;
+        Some(self.planned(found))
+    }
+
+    /// The first step of a clone of an element of a list the state holds
+    /// (a suspended awaiter of a pending promise, while a settlement's
+    /// "all" or "mix" of several is wanted; a task a claimant holds, while
+    /// a heartbeat's "all" is), when after the whole clone
+    /// ([`crate::clone::replayed`]) a walk of that list reaches something
+    /// `aim` wants: the rest of the clone and that walk are planned. An
+    /// awaiter is cloned whole (a second suspended one: "all"), and also
+    /// one step short and joined to the list by a callback (an awaiter in
+    /// another state: "mix").
+    fn cloned(&mut self, aim: &Aim, stepper: &Stepper, since: Time) -> Option<Step> {
+        for (element, list) in self.elements(aim) {
+            let w = World {
+                m: &self.machine,
+                ix: &self.index,
+            };
+            let to = crate::pools::fresh_child(w, crate::pools::origin(&element));
+            let copy = crate::clone::replayed(&self.log, &element, &to, since);
+            let mut copies = vec![copy.clone()];
+            if let (List::Awaiters(p), Some((_, short))) = (&list, copy.split_last()) {
+                let join = model::api::PromiseRegisterCallbackReq {
+                    awaited: p.clone(),
+                    awaiter: to.clone(),
+                };
+                let mut short = short.to_vec();
+                short.push(Step {
+                    now: since,
+                    op: Op::Request(model::api::Request::PromiseRegisterCallback(join)),
+                });
+                copies.push(short);
+            }
+            for copy in copies {
+                let planned = self.machine.trial(|m| {
+                    let mut kept = Vec::new();
+                    for s in copy {
+                        if crate::well_formed(&s, m).is_ok() {
+                            stepper.step(m, &s);
+                            kept.push(s);
+                        }
+                    }
+                    let walks = match &list {
+                        List::Awaiters(p) => crate::walk::settlements_of(m, p, since),
+                        List::Held(pid, tasks) => {
+                            let mut ids: Vec<&str> = tasks.iter().map(String::as_str).collect();
+                            ids.push(&to);
+                            vec![vec![crate::walk::heartbeat(m, pid, &ids, since)]]
+                        }
+                    };
+                    let step = |m: &mut _, s: &Step| stepper.step(m, s);
+                    let walk = walks
+                        .into_iter()
+                        .find(|walk| crate::walk::reaches(m, walk, step, |h| aim.wants_any(h)))?;
+                    (!kept.is_empty()).then(|| kept.into_iter().chain(walk).collect::<Walk>())
+                });
+                if let Some(plan) = planned.filter(|p| self.allows(p)) {
+                    return Some(self.planned(plan));
+                }
+            }
+        }
+        None
+    }
+
+    /// The elements worth cloning for what `aim` wants, with their lists.
+    fn elements(&self, aim: &Aim) -> Vec<(String, List)> {
+        let w = World {
+            m: &self.machine,
+            ix: &self.index,
+        };
+        let mut out = Vec::new();
+        if aim.wants_any(&model::marker::AWAITERS_OF_SEVERAL) {
+            let awaited = (w.ix.awaited().iter())
+                .filter_map(|id| w.m.state.get_promise(id))
+                .take(crate::walk::LISTS);
+            for p in awaited {
+                let suspended = p
+                    .callbacks
+                    .iter()
+                    .find(|a| w.m.state.get_task(a).map(|t| t.state) == Some(TaskState::Suspended));
+                if let Some(a) = suspended {
+                    out.push((a.clone(), List::Awaiters(p.id.clone())));
+                }
+            }
+        }
+        if aim.wants_any([&model::marker::HEARTBEAT_REFS.all]) {
+            for (pid, tasks) in crate::walk::held(w) {
+                let tasks: Vec<String> = tasks.iter().map(|t| t.to_string()).collect();
+                out.push((tasks[0].clone(), List::Held(pid.to_string(), tasks)));
+            }
+        }
+        out
+    }
+
+    /// Whether every request of `steps` is of a kind this generator makes.
+    fn allows(&self, steps: &[Step]) -> bool {
+        steps.iter().all(|s| match &s.op {
+            Op::Request(r) => self.kinds.contains(r.kind()),
+            Op::Tick => true,
+        })
+    }
+
+    /// The first step of `steps`, the rest planned for the next steps.
+    fn planned(&mut self, steps: Walk) -> Step {
+        let mut steps = steps.into_iter();
+        let first = steps.next().expect("a walk or a clone has a step");
+        self.plan = steps.collect();
+        first
     }
 
     /// Whether `step`, tried on the model and undone, reaches something
     /// `aim` wants, or one of its [`crate::aim::follow_ups`] would.
-    fn leads_to(&mut self, aim: &crate::aim::Aim, stepper: &Stepper, step: &Step) -> bool {
+    fn leads_to(&mut self, aim: &Aim, stepper: &Stepper, step: &Step) -> bool {
         let before = match &step.op {
             Op::Request(r) => crate::aim::lists(&self.machine, r),
             Op::Tick => Vec::new(),

@@ -45,6 +45,9 @@ const TICK_PCT: u64 = 11;
 const AIM_PCT: u64 = 100;
 /// The candidates an aimed step tries on the model.
 const AIM_TRIES: usize = 12;
+/// The steps of its own history a generator that aims further keeps at
+/// least (at most twice as many): what a clone replays.
+const LOG_MAX: usize = 512;
 /// Percent of steps that are ticks when a deadline has just passed.
 const TICK_WHEN_PASSED_PCT: u64 = 40;
 /// Percent of the other steps then that are requests about what came due.
@@ -88,6 +91,18 @@ pub struct Generator {
     /// What the campaign has not reached yet, for aimed steps
     /// ([`Generator::aimed_at`]).
     aim: Option<crate::aim::Aim>,
+    /// Whether an aimed step whose drawn candidates led nowhere also tries
+    /// them retimed, the walkers of long lists and clones of their
+    /// elements ([`Generator::aimed_further`]).
+    further: bool,
+    /// The steps that built the model, the last [`LOG_MAX`] to
+    /// [`2 * LOG_MAX`](LOG_MAX) of them (kept only when `further`): the
+    /// histories a clone replays ([`crate::clone::replayed`]).
+    log: Vec<Step>,
+    /// Steps an aimed step planned (the rest of a clone, then the walk of
+    /// its list): the next steps take them first, while they stay well
+    /// formed.
+    plan: std::collections::VecDeque<Step>,
     /// [`clock::horizon`] of the state as it stands from the `now` it was
     /// computed from: the candidates of an aimed step all advance from one
     /// `now` on one state (a step taken clears it).
@@ -139,6 +154,9 @@ impl Generator {
             dense: 0,
             recording: false,
             aim: None,
+            further: false,
+            log: Vec::new(),
+            plan: Default::default(),
             ahead: (None, Vec::new()),
         }
     }
@@ -166,6 +184,21 @@ impl Generator {
     /// phase the clock sharpens again.
     pub fn dense(mut self, steps: usize) -> Self {
         self.dense = steps;
+        self
+    }
+
+    /// This generator's aimed steps ([`Generator::aimed_at`]) looking
+    /// further when none of the candidates they drew leads anywhere: each
+    /// drawn request of a kind whose boundary markers are still wanted is
+    /// tried at the instants of the deadlines it names
+    /// ([`crate::aim::instants`]), then the steps that walk the longest
+    /// lists the state holds ([`crate::walk`]), then a clone of an element
+    /// of such a list followed by its walk ([`crate::clone`]). `history`
+    /// is the steps that built its model (a kept prefix): what a clone
+    /// replays, with the steps it takes itself.
+    pub fn aimed_further(mut self, history: Vec<Step>) -> Self {
+        self.further = true;
+        self.log = history;
         self
     }
 
@@ -220,6 +253,14 @@ impl Generator {
     /// and return it: the clock advances ([`Generator::advance_clock`]),
     /// then one step at that `now` ([`Generator::step_frozen`]).
     pub fn next_step(&mut self) -> Step {
+        if let Some(step) = self.plan.pop_front() {
+            if step.now >= self.now && crate::well_formed(&step, &self.machine).is_ok() {
+                self.since = self.now;
+                self.now = step.now;
+                return self.commit(step.op);
+            }
+            self.plan.clear();
+        }
         if let Some(mut aim) = self.aim.take() {
             let aimed = (!aim.is_empty() && self.rng.chance(AIM_PCT)).then(|| self.aimed(&mut aim));
             self.aim = Some(aim);
@@ -276,6 +317,12 @@ impl Generator {
     fn commit(&mut self, op: Op) -> Step {
         let step = Step { now: self.now, op };
         self.stepper.step(&mut self.machine, &step);
+        if self.further {
+            if self.log.len() >= 2 * LOG_MAX {
+                self.log.drain(..LOG_MAX);
+            }
+            self.log.push(step.clone());
+        }
         if let Some(aim) = self.aim.as_mut() {
             aim.reached(self.machine.hits_and_marks());
         }
