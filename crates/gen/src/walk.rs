@@ -24,7 +24,8 @@
 //! model steps.
 
 use model::api::{
-    PromiseSettleReq, Request, TaskAcquireReq, TaskFulfillReq, TaskHeartbeatReq, TaskRef,
+    PromiseCreateReq, PromiseRegisterCallbackReq, PromiseRegisterListenerReq, PromiseSettleReq,
+    Request, TaskAcquireReq, TaskCreateReq, TaskFulfillReq, TaskHeartbeatReq, TaskRef,
 };
 use model::machine::Machine;
 use model::types::{PromiseState, TaskState, Time};
@@ -36,8 +37,11 @@ use crate::{Op, Step};
 pub(crate) const LISTS: usize = 8;
 /// The most tasks one heartbeat names.
 const REFS: usize = 4;
-/// The lease a walk's acquire asks for.
+/// The lease a walk's acquire asks for (and the deadline of the promise
+/// of a task it creates, from `now`).
 const TTL: u64 = 60_000;
+/// The task address of a promise a walk creates.
+const ADDRESS: &str = "poll://any@workers";
 
 /// Steps whose last walks a list; the ones before make it possible.
 pub(crate) type Walk = Vec<Step>;
@@ -57,7 +61,8 @@ pub(crate) fn walks(w: World, now: Time) -> Vec<Walk> {
                 .get_promise(id)
                 .is_some_and(|p| p.callbacks.len() + p.listeners.len() >= 2);
         if long {
-            out.extend(settlements_of(w.m, id, now));
+            let spare = crate::pools::fresh_child(w, crate::pools::origin(id));
+            out.extend(settlements_of(w.m, id, now, &spare));
         }
     }
     for (pid, tasks) in held(w).into_iter().filter(|(_, t)| t.len() >= 2) {
@@ -69,8 +74,12 @@ pub(crate) fn walks(w: World, now: Time) -> Vec<Walk> {
 /// The walks of pending promise `id`'s lists at `now`: its settlement by
 /// a client, by its task's `task.fulfill` (the task acquired, or acquired
 /// first by a walk's claimant when it is pending), by the tick at its
-/// deadline (or at `now` if that has passed).
-pub(crate) fn settlements_of(m: &Machine, id: &str, now: Time) -> Vec<Walk> {
+/// deadline (or at `now` if that has passed); and its awaiters moved onto
+/// a timer `spare` (a fresh id of its origin) due a millisecond later,
+/// then that tick: where the promise's own deadline comes after its
+/// awaiters', they would time out first and its timeout would find
+/// their tasks fulfilled, so the timeout site walks the list there.
+pub(crate) fn settlements_of(m: &Machine, id: &str, now: Time, spare: &str) -> Vec<Walk> {
     let Some(p) = m
         .state
         .get_promise(id)
@@ -112,6 +121,62 @@ pub(crate) fn settlements_of(m: &Machine, id: &str, now: Time) -> Vec<Walk> {
         now: p.timeout_at.max(now),
         op: Op::Tick,
     }]);
+    // The lists moved onto a fresh promise `spare` of the origin: a timer
+    // due a millisecond later, then that tick; a task's promise created
+    // claimed, then its fulfill.
+    let moved = |create: Request, walk: Step| {
+        let mut v = vec![at(create)];
+        v.extend(p.callbacks.iter().take(REFS).map(|a| {
+            at(Request::PromiseRegisterCallback(
+                PromiseRegisterCallbackReq {
+                    awaited: spare.to_string(),
+                    awaiter: a.clone(),
+                },
+            ))
+        }));
+        v.extend(p.listeners.iter().take(REFS).map(|l| {
+            at(Request::PromiseRegisterListener(
+                PromiseRegisterListenerReq {
+                    awaited: spare.to_string(),
+                    address: l.clone(),
+                },
+            ))
+        }));
+        v.push(walk);
+        v
+    };
+    let due = now.saturating_add(1);
+    let promise = |timeout_at, tag: (&str, &str)| PromiseCreateReq {
+        id: spare.to_string(),
+        timeout_at,
+        param: Default::default(),
+        tags: [(tag.0.to_string(), tag.1.to_string())].into(),
+    };
+    let timer = promise(due, (crate::pools::TIMER, "true"));
+    out.push(moved(
+        Request::PromiseCreate(timer),
+        Step {
+            now: due,
+            op: Op::Tick,
+        },
+    ));
+    let task = promise(now.saturating_add(TTL), (crate::pools::TARGET, ADDRESS));
+    let claimed = Request::TaskCreate(TaskCreateReq {
+        pid: crate::pools::PIDS[0].to_string(),
+        ttl: TTL,
+        action: task,
+    });
+    let fulfilled = at(Request::TaskFulfill(TaskFulfillReq {
+        id: spare.to_string(),
+        version: 1,
+        action: PromiseSettleReq {
+            id: spare.to_string(),
+            ..settle.clone()
+        },
+    }));
+    out.push(moved(claimed, fulfilled));
+    // The rarer sites first: a client's settle is what the dice draw most.
+    out.reverse();
     out
 }
 
@@ -180,7 +245,6 @@ pub(crate) fn reaches(
 mod tests {
     use super::*;
     use crate::index::Index;
-    use model::api::{PromiseCreateReq, PromiseRegisterCallbackReq, TaskCreateReq};
     use model::branch::Branch;
     use model::marker;
     use model::state::ServerConfig;
@@ -216,9 +280,10 @@ mod tests {
     }
 
     /// `a` has a pending task (created with a target, never acquired) and
-    /// two awaiters that are not suspended: the walks are its settle, its
-    /// task acquired then fulfilled at the acquired version, and the tick
-    /// at its deadline, each resuming none of the two.
+    /// two awaiters that are not suspended: the walks are its list moved
+    /// onto a claimed task's promise then fulfilled, or onto a timer then
+    /// ticked; the tick at its deadline; its task acquired then fulfilled
+    /// at the acquired version; its settle: each resumes none of the two.
     #[test]
     fn the_walks_of_an_awaited_promise_with_a_pending_task_acquire_it_before_the_fulfill() {
         let mut m = Machine::new(ServerConfig::default());
@@ -245,23 +310,40 @@ mod tests {
                     .collect()
             })
             .collect();
+        let moved = |create: &'static str, walk: &'static str| {
+            [
+                vec![create],
+                vec!["promise.register_callback"; 2],
+                vec![walk],
+            ]
+            .concat()
+        };
         let want: Vec<Vec<&str>> = vec![
-            vec!["promise.settle"],
-            vec!["task.acquire", "task.fulfill"],
+            moved("task.create", "task.fulfill"),
+            moved("promise.create", "tick"),
             vec!["tick"],
+            vec!["task.acquire", "task.fulfill"],
+            vec!["promise.settle"],
             vec!["task.heartbeat"],
         ];
         assert_eq!(kinds, want);
         let none = [
-            marker::PROMISE_SETTLE_AWAITERS_RESUMED_NONE,
             marker::TASK_FULFILL_AWAITERS_RESUMED_NONE,
             marker::PROMISE_TIMEOUT_AWAITERS_RESUMED_NONE,
+            marker::PROMISE_TIMEOUT_AWAITERS_RESUMED_NONE,
+            marker::TASK_FULFILL_AWAITERS_RESUMED_NONE,
+            marker::PROMISE_SETTLE_AWAITERS_RESUMED_NONE,
         ];
         for (walk, want) in walks.iter().zip(none) {
             let mut m = m.clone();
             assert!(marks(&mut m, walk).contains(&want), "{walk:?}");
         }
         assert_eq!(walks[2][0].now, T0 + 600_000);
+        assert_eq!(
+            walks[1][3].now,
+            T0 + 2,
+            "the timer is due a millisecond later"
+        );
     }
 
     /// A claimant holding two tasks: one heartbeat names both at their
@@ -313,6 +395,9 @@ mod tests {
         let any = |h: &[Branch]| !h.is_empty();
         assert!(reaches(&mut m, &[settle("a")], step, any));
         assert!(!reaches(&mut m, &[bad, settle("a")], step, any));
-        assert_eq!(m.state.get_promise("a").map(|p| p.state), Some(PromiseState::Pending));
+        assert_eq!(
+            m.state.get_promise("a").map(|p| p.state),
+            Some(PromiseState::Pending)
+        );
     }
 }

@@ -1,23 +1,22 @@
-//! Toward the marker gate: a default run (20 cases of 50 steps) of each of
-//! seeds 1–3, generated as `conform run` generates it, should reach every
-//! reachable marker of `model::marker`. Not there yet (issue 17): the
-//! steered cases, sharpened (`gen::sharpen`: deadlines and delays on and
-//! near `now`, requests aimed at deadlines a millisecond away, suspends
-//! given a mix or only settled awaited promises, joins of awaited
-//! promises, heartbeats of every held task), aimed (`gen::Aim`: each step
-//! the first of several drawn that reaches what the campaign has not),
-//! from the fifth on aiming further (`Generator::aimed_further`: a drawn
-//! request retimed onto an instant of a deadline it names, a walk of a
-//! long list, a clone of an element of a list then its walk) and half of
-//! them dense for their first 30 steps (`Generator::dense`), their
-//! prefixes now and then with one object's history cloned
-//! (`gen::clone`), reach 92 of 95 where random ones reach 35 (82 before
-//! aiming further, 60 before aiming, 48 before sharpening); this test
-//! holds that ground (steering never reaches less than random cases, and
-//! no fewer than 90: a change of how the dice are cast moves a triple's
-//! count within its spread) and prints what is still missed. Over the
-//! twelve triples of seeds 1–36 the mean is 93.6 (91–95; four of the
-//! twelve reach all 95; 85.8 before aiming further).
+//! The marker gate: a default run (20 cases of 50 steps) of each of seeds
+//! 1–3, generated as `conform run` generates it, reaches every reachable
+//! marker of `model::marker`. The steered cases are sharpened
+//! (`gen::sharpen`: deadlines and delays on and near `now`, requests aimed
+//! at deadlines a millisecond away, suspends given a mix or only settled
+//! awaited promises, joins of awaited promises, heartbeats of every held
+//! task) and aimed (`gen::Aim`: each step the first of several drawn that
+//! reaches what the campaign has not); from the fifth on they aim further
+//! (`Generator::aimed_further`: a drawn request retimed onto an instant of
+//! a deadline it names, a walk of a long list, a clone of an element of a
+//! list then its walk, `gen::walk`, `gen::clone`), half of them are dense
+//! for their first 30 steps (`Generator::dense`) and their prefixes now
+//! and then have one object's history cloned. Seeds 1–3 reach all 95
+//! where random cases reach 35 (82 before aiming further, 60 before
+//! aiming, 48 before sharpening). Over the twelve triples of seeds 1–36
+//! the mean is 94.3 (92–95; eight of the twelve reach all 95; 85.8 before
+//! aiming further). A change of how the dice are cast moves a triple's
+//! count within that spread: if this gate fails after such a change, the
+//! printed misses say which shape the new streams no longer build.
 
 use std::collections::BTreeSet;
 
@@ -61,7 +60,7 @@ fn missed(hit: &BTreeSet<Branch>) -> Vec<&'static str> {
 }
 
 #[test]
-fn steered_default_runs_of_seeds_1_to_3_reach_at_least_90_markers_and_more_than_random_ones() {
+fn steered_default_runs_of_seeds_1_to_3_reach_every_reachable_marker() {
     let random = reached(&[1, 2, 3], false);
     let steered = reached(&[1, 2, 3], true);
     let total = marker::ALL.len() - marker::UNREACHABLE.len();
@@ -70,11 +69,10 @@ fn steered_default_runs_of_seeds_1_to_3_reach_at_least_90_markers_and_more_than_
         total - missed(&random).len(),
         total - missed(&steered).len()
     );
-    eprintln!("steered missed: {:?}", missed(&steered));
     assert!(steered.len() >= random.len());
     assert!(
-        total - missed(&steered).len() >= 90,
-        "{:?}",
+        missed(&steered).is_empty(),
+        "missed: {:?}",
         missed(&steered)
     );
 }

@@ -2,14 +2,17 @@
 //! the witness's length: a schedule's promise made directly (`unschedule`),
 //! a promise creation and its task's first claim made one `task.create`
 //! (`claims`), a tick snapped onto a deadline armed before it
-//! (`snap_ticks`), and a claimed creation made a plain one (a value
-//! simplification). Each of the last two fails with its pass taken out.
+//! (`snap_ticks`), a claimed creation made a plain one (a value
+//! simplification), and a suspend pointed at a promise made before it
+//! (`objects::hoist` and `objects::point`). Each of the last four fails
+//! with its pass taken out (the last two with either taken out).
 
 use std::time::Duration;
 
 use deviate::families::witness::*;
 use gen::{Op, Step};
 use model::api::Request;
+use model::types::PromiseState;
 use runner::check::Checker;
 use runner::exec::{execute, ExecOptions, Expect};
 use runner::profile::Profile;
@@ -182,4 +185,76 @@ fn a_claim_the_failure_does_not_need_is_undone() {
     ];
     let s = shrunk("retry-not-rearmed", &steps);
     assert_eq!(kinds(&s), ["promise.create", "tick"], "{s:?}");
+}
+
+/// An awaiter registered on a fresh task's promise while it stays
+/// suspended on another (what the generator's list walks build): the
+/// fresh one's creation moved before the suspend (`objects::hoist`) and
+/// the suspend pointed at it (`objects::point`) make the other promise
+/// and the callback deletable, down to the witness's length and one.
+#[test]
+fn a_suspend_is_pointed_at_the_promise_whose_fulfill_resumes_it() {
+    let steps = vec![
+        at(T0, task_create("a.1", "p1", 60_000, LATER)),
+        at(T0, create("a.2", LATER, none())),
+        at(T0, suspend("a.1", 1, &["a.2"])),
+        at(T0, task_create("a.3", "p2", 60_000, LATER)),
+        at(T0, callback("a.3", "a.1")),
+        at(T0, fulfill("a.3", 1, PromiseState::Resolved)),
+    ];
+    let s = shrunk("resume-bumps-version", &steps);
+    assert!(s.len() <= 5, "{:?}", kinds(&s));
+    assert!(!kinds(&s).contains(&"promise.register_callback"), "{s:?}");
+}
+
+/// Two promises of one origin in the role one plays in the witness: `a`
+/// awaited by the suspend, `a.2` a timer the same awaiters are moved onto
+/// (what the generator's timeout walk builds). The timer made first and
+/// the suspend pointed at it make the moved callback a duplicate the
+/// deletions remove, down to the witness's length and one.
+#[test]
+fn a_suspend_is_pointed_at_the_timer_its_awaiters_were_moved_onto() {
+    let steps = vec![
+        at(T0, create("a", LATER, target())),
+        at(T0, create("a.1", LATER, target())),
+        at(T0, task_create("a.1", "p1", 60_000, LATER)),
+        at(T0, suspend("a.1", 1, &["a"])),
+        at(T0, create("a.2", T0 + 1, timer())),
+        at(T0, callback("a.2", "a.1")),
+        at(T0, callback("a.2", "a")),
+        tick(T0 + 1),
+    ];
+    let s = shrunk("timeout-resumes-none-on-mix", &steps);
+    assert!(s.len() <= 7, "{:?}", kinds(&s));
+}
+
+/// A task's promise made by another task's fence: the fenced create made
+/// a plain one (a value simplification) lets the fencing task go: the
+/// witness's two steps and one (the departure as first seen names the
+/// `execute` the plain creation sends, which a claimed creation does not,
+/// so the claim stays apart).
+#[test]
+fn a_fenced_create_is_made_a_plain_one() {
+    let fenced = Request::TaskFence(model::api::TaskFenceReq {
+        id: "a.1".into(),
+        version: 1,
+        action: model::api::TaskFenceAction::Create(model::api::PromiseCreateReq {
+            id: "a.2".into(),
+            timeout_at: T0 + 10,
+            param: Default::default(),
+            tags: target(),
+        }),
+    });
+    let steps = vec![
+        at(T0, task_create("a.1", "p1", 60_000, LATER)),
+        at(T0, fenced),
+        at(T0 + 5, acquire("a.2", 0, "p2", 10_000)),
+        at(T0 + 10, release("a.2", 1)),
+    ];
+    let s = shrunk("release-at-deadline", &steps);
+    assert_eq!(
+        kinds(&s),
+        ["promise.create", "task.acquire", "task.release"],
+        "{s:?}"
+    );
 }

@@ -118,7 +118,8 @@ impl Generator {
                 m: &self.machine,
                 ix: &self.index,
             };
-            let to = crate::pools::fresh_child(w, crate::pools::origin(&element));
+            let mut fresh = crate::pools::fresh_children(w, crate::pools::origin(&element), 2);
+            let (to, spare) = (fresh.remove(0), fresh.remove(0));
             let copy = crate::clone::replayed(&self.log, &element, &to, since);
             let mut copies = vec![copy.clone()];
             if let (List::Awaiters(p), Some((_, short))) = (&list, copy.split_last()) {
@@ -143,7 +144,7 @@ impl Generator {
                         }
                     }
                     let walks = match &list {
-                        List::Awaiters(p) => crate::walk::settlements_of(m, p, since),
+                        List::Awaiters(p) => crate::walk::settlements_of(m, p, since, &spare),
                         List::Held(pid, tasks) => {
                             let mut ids: Vec<&str> = tasks.iter().map(String::as_str).collect();
                             ids.push(&to);

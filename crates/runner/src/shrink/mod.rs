@@ -39,6 +39,7 @@
 //!    rebase time to start at a round number.
 
 mod chunks;
+mod objects;
 mod passes;
 
 use std::io::Write;
@@ -272,6 +273,8 @@ pub fn shrink(
             // deletions it opens: look for them in this round.
             passes::delete_chunks(&mut s);
         }
+        objects::hoist(&mut s);
+        objects::point(&mut s);
         passes::rename(&mut s);
         if s.expired() || size(&s.best_steps) >= before {
             break;

@@ -3,7 +3,7 @@
 //! still diverge the same way and are smaller.
 
 use gen::{Op, Step};
-use model::api::Request;
+use model::api::{Request, TaskFenceAction};
 use model::machine::Machine;
 use model::state::ServerConfig;
 use model::types::Value;
@@ -223,6 +223,13 @@ fn simplifications(step: &Step, pids: &[String]) -> Vec<(Step, bool)> {
         }
         _ => {}
     }
+    // A fenced create made a plain one: the promise the same, so the task
+    // that fenced it (and the steps that kept it held) can go.
+    if let Request::TaskFence(f) = r {
+        if let TaskFenceAction::Create(c) = &f.action {
+            out.push((Request::PromiseCreate(c.clone()), true));
+        }
+    }
     // A task created unclaimed: its promise alone, pending with its retry
     // armed, where the claim armed a lease instead (what a departure in the
     // retry needs without the lease's expiry that led to it).
@@ -341,9 +348,9 @@ fn unscheduled_from(
 }
 
 /// Merge a `promise.create` with a target and the first later
-/// `task.acquire` of its task at version 0 into one `task.create` (what
-/// that request is: the promise made and its task claimed at once), one
-/// pair at a time.
+/// `task.acquire` of its task at version 0, or the first later
+/// `task.create` of the same id, into one `task.create` (what that request
+/// is: the promise made and its task claimed at once), one pair at a time.
 pub(super) fn claims(s: &mut Shrinker) {
     let mut i = 0;
     while i < s.best_steps.len() && !s.expired() {
@@ -357,7 +364,9 @@ pub(super) fn claims(s: &mut Shrinker) {
 }
 
 /// The trace with step `i` (a `promise.create` with a target) and the
-/// first later `task.acquire` of it at version 0 made one `task.create`.
+/// first later `task.acquire` of it at version 0, or `task.create` of it
+/// (which found the promise made and claimed its task), made one
+/// `task.create` with the promise's own data, at step `i`.
 fn merged_claim(steps: &[Step], i: usize) -> Option<Vec<Step>> {
     let Op::Request(Request::PromiseCreate(c)) = &steps[i].op else {
         return None;
@@ -365,16 +374,19 @@ fn merged_claim(steps: &[Step], i: usize) -> Option<Vec<Step>> {
     if !c.tags.contains_key(model::state::TARGET) {
         return None;
     }
-    let k = (i + 1..steps.len()).find(|&k| {
-        matches!(&steps[k].op, Op::Request(Request::TaskAcquire(a)) if a.id == c.id && a.version == 0)
+    let (k, pid, ttl) = (i + 1..steps.len()).find_map(|k| match &steps[k].op {
+        Op::Request(Request::TaskAcquire(a)) if a.id == c.id && a.version == 0 => {
+            Some((k, a.pid.clone(), a.ttl))
+        }
+        Op::Request(Request::TaskCreate(t)) if t.action.id == c.id => {
+            Some((k, t.pid.clone(), t.ttl))
+        }
+        _ => None,
     })?;
-    let Op::Request(Request::TaskAcquire(a)) = &steps[k].op else {
-        return None;
-    };
     let mut cand = steps.to_vec();
     cand[i].op = Op::Request(Request::TaskCreate(model::api::TaskCreateReq {
-        pid: a.pid.clone(),
-        ttl: a.ttl,
+        pid,
+        ttl,
         action: c.clone(),
     }));
     cand.remove(k);
