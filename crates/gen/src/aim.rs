@@ -93,7 +93,10 @@ fn is_boundary(b: &Branch) -> bool {
 /// The instants, none before `since`, at which `req` would meet a deadline
 /// it names on one of its three instants: one before, at and one past the
 /// `timeoutAt` of each pending promise it names (every deadline a handler
-/// compares with `now` is such a promise's, [`model::marker`]). A drawn
+/// compares with `now` is such a promise's, [`model::marker`]). What it
+/// names is [`named`]'s list, which leaves out `task.fulfill` (a follow-up
+/// never needs it), so a fulfill is never retimed: its boundary markers
+/// come from the clock and `sharpen::near`. A drawn
 /// request sent at one of them instead of its drawn `now` is still the
 /// request the generator drew: the clock of a drawn step seldom lands on
 /// an instant of the very promise it names.

@@ -95,9 +95,11 @@ pub struct Generator {
     /// them retimed, the walkers of long lists and clones of their
     /// elements ([`Generator::aimed_further`]).
     further: bool,
-    /// The steps that built the model, the last [`LOG_MAX`] to
-    /// [`2 * LOG_MAX`](LOG_MAX) of them (kept only when `further`): the
-    /// histories a clone replays ([`crate::clone::replayed`]).
+    /// The steps that built the model (kept only when `further`): the
+    /// history it was given, then its own steps, [`LOG_MAX`] of the oldest
+    /// dropped whenever it reaches twice that (so at most the longer of the
+    /// history and `2 * LOG_MAX` steps): what a clone replays
+    /// ([`crate::clone::replayed`]).
     log: Vec<Step>,
     /// Steps an aimed step planned (the rest of a clone, then the walk of
     /// its list): the next steps take them first, while they stay well
@@ -209,7 +211,8 @@ impl Generator {
 
     /// This generator aimed at `aim`: [`AIM_PCT`] percent of its steps are
     /// the first of [`AIM_TRIES`] drawn steps that, tried on the model,
-    /// reaches a branch or marker `aim` still wants (else the first drawn).
+    /// reaches a branch or marker `aim` still wants (else, unless it aims
+    /// further ([`Generator::aimed_further`]), the first drawn).
     /// A want reached by a step is dropped, so the case moves on to the
     /// next. The steps stay a function of the seed and the aim.
     pub fn aimed_at(mut self, aim: crate::aim::Aim) -> Self {

@@ -20,7 +20,8 @@
 //! 2. delete chunks of steps, halves first down to single steps
 //!    (delta debugging);
 //! 3. delete ticks, and merge adjacent ticks into the later one; merge a
-//!    `promise.create` and the first `task.acquire` of its task into one
+//!    `promise.create` and the first `task.acquire` of its task at version
+//!    0 (or the first later `task.create` of its id) into one
 //!    `task.create`;
 //! 4. pull time down: shrink each gap between consecutive steps (to zero,
 //!    then by halves), shifting later steps and the absolute deadlines they
@@ -29,13 +30,18 @@
 //!    there);
 //! 5. simplify values: drop params, values, non-essential tags, heartbeat
 //!    refs and suspend actions; a `task.create` made its promise alone
-//!    (unclaimed); give one request another pid of the trace (or a fresh
-//!    one), alone;
+//!    (unclaimed); a fenced create made a plain one; give one request
+//!    another pid of the trace (or a fresh one), alone;
 //! 6. make a schedule's promises directly: the `schedule.create` removed
 //!    and a `promise.create` of each promise its ticks made put before
 //!    the tick that made it (the same promise without the schedule, so the
 //!    schedule and its ticks can go in the next deletions);
-//! 7. rename ids to a canonical small set (`a`, `a.1`, `b`, …) and
+//! 7. move a step earlier among the steps at its `now` (kept whenever the
+//!    departure stays), then point one id of a step at another promise of
+//!    its origin, kept only if the deletions it opens make the trace
+//!    smaller ([`objects`]: what the generator's clones and list moves
+//!    built, folded back);
+//! 8. rename ids to a canonical small set (`a`, `a.1`, `b`, …) and
 //!    rebase time to start at a round number.
 
 mod chunks;
