@@ -15,7 +15,8 @@
 //! measured the same on the catalogue, and was dropped.)
 
 use gen::{Op, Step};
-use model::names::{ids as named, ids_mut};
+use model::api::{Request, TaskFenceAction};
+use model::names::ids_mut;
 use model::wire::validate::origin;
 
 use super::{size, Accept, Shrinker};
@@ -36,16 +37,24 @@ fn reshaped(s: &mut Shrinker, cand: Vec<Step>) -> bool {
     false
 }
 
-/// Every promise/task id the trace names, in order of appearance.
-fn ids(steps: &[Step]) -> Vec<String> {
+/// Every promise the trace's requests create (a `promise.create`, a
+/// `task.create`'s, a fenced create's), in order, once: what a step may be
+/// pointed at. Not a promise a schedule's tick made: pointing at one ties
+/// the trace to the schedule that the unscheduling pass would take away.
+fn created(steps: &[Step]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for step in steps {
-        if let Op::Request(r) = &step.op {
-            for id in named(r) {
-                if !out.contains(&id) {
-                    out.push(id);
-                }
-            }
+        let id = match &step.op {
+            Op::Request(Request::PromiseCreate(c)) => &c.id,
+            Op::Request(Request::TaskCreate(t)) => &t.action.id,
+            Op::Request(Request::TaskFence(f)) => match &f.action {
+                TaskFenceAction::Create(c) => &c.id,
+                TaskFenceAction::Settle(_) => continue,
+            },
+            _ => continue,
+        };
+        if !out.contains(id) {
+            out.push(id.clone());
         }
     }
     out
@@ -76,11 +85,11 @@ pub(super) fn hoist(s: &mut Shrinker) {
     }
 }
 
-/// Point one id of one step at another promise of its origin the trace
-/// names (a suspend awaiting the promise whose settlement resumes it,
+/// Point one id of one step at another promise of its origin a request
+/// of the trace creates (a suspend awaiting the promise whose settlement resumes it,
 /// instead of one made only to be awaited), kept if it opens deletions.
 pub(super) fn point(s: &mut Shrinker) {
-    let ids = ids(&s.best_steps);
+    let ids = created(&s.best_steps);
     let mut j = 0;
     while j < s.best_steps.len() && !s.expired() {
         let Op::Request(r) = &s.best_steps[j].op else {
