@@ -57,10 +57,11 @@ pub(crate) fn clone_history(
     for step in prefix {
         stepper.step(&mut end, step);
     }
+    let awaiters = awaiters(&end);
     let elements: Vec<&str> = twice
         .iter()
         .copied()
-        .filter(|id| is_element(&end, id))
+        .filter(|id| awaiters.contains(id) || held(&end, id))
         .collect();
     let from = *rng.pick(if elements.is_empty() {
         &twice
@@ -84,17 +85,21 @@ pub(crate) fn clone_history(
     Some(out)
 }
 
-/// Whether `id` is, at the end of the prefix, an element of a list a loop
-/// walks: an awaiter or listener of a pending promise, or a held task.
-fn is_element(m: &Machine, id: &str) -> bool {
-    let held = m
-        .state
-        .get_task(id)
-        .is_some_and(|t| t.state == TaskState::Acquired);
-    held || m
-        .state
+/// The awaiters of pending promises in `m` (elements of the lists a
+/// settlement walks), read once per prefix.
+fn awaiters(m: &Machine) -> std::collections::BTreeSet<&str> {
+    m.state
         .promises()
-        .any(|p| p.state == PromiseState::Pending && p.callbacks.iter().any(|c| c == id))
+        .filter(|p| p.state == PromiseState::Pending)
+        .flat_map(|p| p.callbacks.iter().map(String::as_str))
+        .collect()
+}
+
+/// Whether `id`'s task is held (an element of a heartbeat's list).
+fn held(m: &Machine, id: &str) -> bool {
+    m.state
+        .get_task(id)
+        .is_some_and(|t| t.state == TaskState::Acquired)
 }
 
 /// The requests of `log` that name `from`, renamed `to`, all at `now`:
@@ -103,10 +108,10 @@ fn is_element(m: &Machine, id: &str) -> bool {
 /// still live now gives a clone live now).
 pub(crate) fn replayed(log: &[Step], from: &str, to: &str, now: Time) -> Vec<Step> {
     log.iter()
-        .filter(|s| names(s).iter().any(|x| x == from))
-        .map(|s| Step {
-            now,
-            ..renamed(s, from, to)
+        .filter_map(|s| {
+            // `to` is fresh, so the copy differs exactly when `s` names `from`.
+            let copy = renamed(s, from, to);
+            (copy.op != s.op).then_some(Step { now, ..copy })
         })
         .collect()
 }

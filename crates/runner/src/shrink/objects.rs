@@ -15,8 +15,7 @@
 //! measured the same on the catalogue, and was dropped.)
 
 use gen::{Op, Step};
-use model::api::{Request, TaskFenceAction};
-use model::names::ids_mut;
+use model::names::{create_mut, ids_mut};
 use model::wire::validate::origin;
 
 use super::{size, Accept, Shrinker};
@@ -44,17 +43,12 @@ fn reshaped(s: &mut Shrinker, cand: Vec<Step>) -> bool {
 fn created(steps: &[Step]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for step in steps {
-        let id = match &step.op {
-            Op::Request(Request::PromiseCreate(c)) => &c.id,
-            Op::Request(Request::TaskCreate(t)) => &t.action.id,
-            Op::Request(Request::TaskFence(f)) => match &f.action {
-                TaskFenceAction::Create(c) => &c.id,
-                TaskFenceAction::Settle(_) => continue,
-            },
-            _ => continue,
-        };
-        if !out.contains(id) {
-            out.push(id.clone());
+        let Op::Request(r) = &step.op else { continue };
+        let mut r = r.clone();
+        if let Some(c) = create_mut(&mut r) {
+            if !out.contains(&c.id) {
+                out.push(c.id.clone());
+            }
         }
     }
     out
