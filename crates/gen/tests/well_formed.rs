@@ -206,3 +206,27 @@ fn probes_break_exactly_the_servers_rules_and_nothing_else_does() {
     assert!(probes.len() >= 10, "{probes:?}");
     // And without probes nothing breaks a rule (the test above).
 }
+
+/// `model::names::named` (borrowed, what hooks read on every request)
+/// names what `ids_mut` names, deduplicated in order, for every kind the
+/// generator makes.
+#[test]
+fn named_ids_agree_with_the_mutable_ones_on_every_kind() {
+    let mut kinds = std::collections::BTreeSet::new();
+    for seed in 0..60 {
+        for s in generate(seed, &cfg()) {
+            let Op::Request(r) = &s.op else { continue };
+            kinds.insert(r.kind());
+            let mut copy = r.clone();
+            let mut want: Vec<String> = Vec::new();
+            for id in model::names::ids_mut(&mut copy) {
+                if !want.contains(id) {
+                    want.push(id.clone());
+                }
+            }
+            assert_eq!(model::names::named(r), want, "{r:?}");
+            assert_eq!(model::names::ids(r), want);
+        }
+    }
+    assert!(kinds.len() >= 20, "only {kinds:?}");
+}

@@ -48,28 +48,43 @@ fn parse(cron: &str) -> Option<cron::Schedule> {
     cron::Schedule::from_str(&expr).ok()
 }
 
-/// How many parsed expressions a thread keeps before it starts afresh.
+/// How many expressions a thread keeps before it starts afresh.
 const CACHED: usize = 64;
+/// How many next runs a thread keeps per expression before it starts
+/// afresh on that expression.
+const CACHED_RUNS: usize = 1024;
 
-/// `f` of the parsed form of `cron` ([`parse`]), remembered per thread:
-/// parsing (the `cron` crate's nom grammar) cost more than all the rest of
-/// a model step that asks a schedule's next run, and a run asks it at every
-/// step that touches a schedule, of a handful of expressions. A pure
-/// memo: the answer is `parse`'s, whatever was asked before.
-fn with_parsed<R>(cron: &str, f: impl FnOnce(Option<&cron::Schedule>) -> R) -> R {
-    thread_local! {
-        static PARSED: RefCell<HashMap<String, Option<cron::Schedule>>> =
-            RefCell::new(HashMap::new());
-    }
+/// An expression as a thread remembers it: parsed ([`parse`]), and the
+/// next runs asked of it, by the whole second they were asked after.
+struct Remembered {
+    schedule: Option<cron::Schedule>,
+    runs: HashMap<Time, Option<Time>>,
+}
+
+thread_local! {
+    static PARSED: RefCell<HashMap<String, Remembered>> = RefCell::new(HashMap::new());
+}
+
+/// `f` of what this thread remembers of `cron`: parsing (the `cron` crate's
+/// nom grammar) cost more than all the rest of a model step that asks a
+/// schedule's next run, and the next run itself (the crate's iterator)
+/// cost about as much, asked again and again of the same second by the
+/// generator's trials. A pure memo: every answer is `parse`'s and
+/// [`next_of`]'s, whatever was asked before.
+fn with_remembered<R>(cron: &str, f: impl FnOnce(&mut Remembered) -> R) -> R {
     PARSED.with(|parsed| {
         let mut parsed = parsed.borrow_mut();
         if !parsed.contains_key(cron) {
             if parsed.len() >= CACHED {
                 parsed.clear();
             }
-            parsed.insert(cron.to_string(), parse(cron));
+            let fresh = Remembered {
+                schedule: parse(cron),
+                runs: HashMap::new(),
+            };
+            parsed.insert(cron.to_string(), fresh);
         }
-        f(parsed[cron].as_ref())
+        f(parsed.get_mut(cron).expect("inserted above"))
     })
 }
 
@@ -89,42 +104,80 @@ fn fold_year(at: DateTime<Utc>) -> Option<(DateTime<Utc>, i64)> {
 
 impl Calendar for RustServerCalendar {
     fn next_cron(&self, cron: &str, after: Time) -> Time {
-        with_parsed(cron, |schedule| next_of(schedule, after))
+        let second = after / 1000;
+        let run = with_remembered(cron, |r| {
+            let schedule = r.schedule.as_ref()?;
+            if r.runs.len() >= CACHED_RUNS {
+                r.runs.clear();
+            }
+            *r.runs
+                .entry(second)
+                .or_insert_with(|| run_after(schedule, second))
+        });
+        run.unwrap_or_else(|| fallback(after))
     }
 
     fn expand(&self, template: &str, id: &str, timestamp: Time) -> String {
-        template
-            .replace("{{.id}}", id)
-            .replace("{{.timestamp}}", &timestamp.to_string())
+        let once = replace(template, "{{.id}}", id);
+        replace(&once, "{{.timestamp}}", &timestamp.to_string())
     }
 
     fn is_valid(&self, cron: &str) -> bool {
-        with_parsed(cron, |schedule| schedule.is_some())
+        with_remembered(cron, |r| r.schedule.is_some())
     }
 }
 
+/// `s` with every occurrence of `pat` (non-overlapping, leftmost first)
+/// replaced by `with`: `str::replace`, without its searcher's set-up, which
+/// cost more than the search on a template of a few dozen bytes. `pat`
+/// starts with an ASCII byte, so every match is on a char boundary.
+fn replace(s: &str, pat: &str, with: &str) -> String {
+    let (hay, needle) = (s.as_bytes(), pat.as_bytes());
+    let mut out = String::with_capacity(s.len() + with.len());
+    let (mut copied, mut i) = (0, 0);
+    while i + needle.len() <= hay.len() {
+        if hay[i..].starts_with(needle) {
+            out.push_str(&s[copied..i]);
+            out.push_str(with);
+            i += needle.len();
+            copied = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&s[copied..]);
+    out
+}
+
 /// The next fire time of `schedule` strictly after `after`, or the
-/// fallback for an expression that did not parse.
+/// fallback for an expression that did not parse: what the memo of
+/// [`RustServerCalendar::next_cron`] must answer (its tests' reference).
+#[cfg(test)]
 fn next_of(schedule: Option<&cron::Schedule>, after: Time) -> Time {
-    let fallback = after.saturating_add(FALLBACK_MS);
-    let Some(schedule) = schedule else {
-        return fallback;
-    };
-    let secs = i64::try_from(after / 1000).unwrap_or(i64::MAX);
-    let Some(at) = DateTime::<Utc>::from_timestamp(secs, 0) else {
-        return fallback;
-    };
+    schedule
+        .and_then(|s| run_after(s, after / 1000))
+        .unwrap_or_else(|| fallback(after))
+}
+
+/// The server's answer when there is no next run to read.
+fn fallback(after: Time) -> Time {
+    after.saturating_add(FALLBACK_MS)
+}
+
+/// The next run of `schedule` strictly after the whole second `second`
+/// (ms), if the `cron` crate finds one in range.
+fn run_after(schedule: &cron::Schedule, second: Time) -> Option<Time> {
+    let secs = i64::try_from(second).ok()?;
+    let at = DateTime::<Utc>::from_timestamp(secs, 0)?;
     let (from, shift) = if at.year() <= LAST_YEAR {
         (at, 0)
     } else {
         fold_year(at).unwrap_or((at, 0))
     };
-    match schedule.after(&from).next() {
-        Some(next) => u64::try_from(next.timestamp() + shift)
-            .map(|s| s.saturating_mul(1000))
-            .unwrap_or(fallback),
-        None => fallback,
-    }
+    let next = schedule.after(&from).next()?;
+    u64::try_from(next.timestamp() + shift)
+        .ok()
+        .map(|s| s.saturating_mul(1000))
 }
 
 #[cfg(test)]
@@ -185,6 +238,41 @@ mod tests {
             RustServerCalendar.next_cron("* * * * *", at * 1000),
             (at + 30) * 1000
         );
+    }
+
+    /// The hand-written replace answers as `str::replace` does, on
+    /// overlapping, adjacent, leading, trailing and multi-byte cases.
+    #[test]
+    fn replace_answers_as_str_replace() {
+        let cases = [
+            ("{{.id}}.{{.timestamp}}", "{{.id}}", "s"),
+            ("{{.id}}{{.id}}", "{{.id}}", "x{{.id}}"),
+            ("{{{.id}}}", "{{.id}}", "é"),
+            ("aaaa", "aa", "b"),
+            ("é{{.timestamp}}ü", "{{.timestamp}}", "60000"),
+            ("", "{{.id}}", "s"),
+            ("{{.i", "{{.id}}", "s"),
+        ];
+        for (s, pat, with) in cases {
+            assert_eq!(replace(s, pat, with), s.replace(pat, with), "{s:?}");
+        }
+    }
+
+    /// Asked again, within the same second and across the memo's reset,
+    /// the next run is the one a fresh parse computes.
+    #[test]
+    fn remembered_runs_answer_as_a_fresh_parse() {
+        let e = "*/7 * * * *";
+        for round in 0..2u64 {
+            for i in 0..(CACHED_RUNS as u64 + 10) {
+                let after = i * 997 + round * 13;
+                assert_eq!(
+                    RustServerCalendar.next_cron(e, after),
+                    next_of(parse(e).as_ref(), after),
+                    "after {after}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -53,11 +53,52 @@ pub fn ids_mut(r: &mut Request) -> Vec<&mut String> {
 /// Every promise/task id a request names (see [`ids_mut`]), deduplicated,
 /// in order of appearance.
 pub fn ids(r: &Request) -> Vec<String> {
-    let mut r = r.clone();
-    let mut out: Vec<String> = Vec::new();
-    for id in ids_mut(&mut r) {
-        if !out.contains(id) {
-            out.push(id.clone());
+    named(r).into_iter().map(str::to_string).collect()
+}
+
+/// [`ids`], borrowed: what a hook asks of every request it sees, so it
+/// copies nothing (not the request, as [`ids_mut`] would need).
+pub fn named(r: &Request) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let all: Vec<&str> = match r {
+        Request::PromiseGet(c) => vec![&c.id],
+        Request::PromiseCreate(c) => vec![&c.id],
+        Request::PromiseSettle(c) => vec![&c.id],
+        Request::PromiseRegisterCallback(c) => vec![&c.awaited, &c.awaiter],
+        Request::PromiseRegisterListener(c) => vec![&c.awaited],
+        Request::TaskGet(c) => vec![&c.id],
+        Request::TaskCreate(c) => vec![&c.action.id],
+        Request::TaskAcquire(c) => vec![&c.id],
+        Request::TaskFence(c) => {
+            let inner = match &c.action {
+                TaskFenceAction::Create(a) => &a.id,
+                TaskFenceAction::Settle(a) => &a.id,
+            };
+            vec![&c.id, inner]
+        }
+        Request::TaskHeartbeat(c) => c.tasks.iter().map(|t| t.id.as_str()).collect(),
+        Request::TaskSuspend(c) => {
+            let mut v = vec![c.id.as_str()];
+            for a in &c.actions {
+                v.push(&a.awaited);
+                v.push(&a.awaiter);
+            }
+            v
+        }
+        Request::TaskFulfill(c) => vec![&c.id, &c.action.id],
+        Request::TaskRelease(c) => vec![&c.id],
+        Request::TaskHalt(c) => vec![&c.id],
+        Request::TaskContinue(c) => vec![&c.id],
+        Request::PromiseSearch(_)
+        | Request::TaskSearch(_)
+        | Request::ScheduleGet(_)
+        | Request::ScheduleCreate(_)
+        | Request::ScheduleDelete(_)
+        | Request::ScheduleSearch(_) => Vec::new(),
+    };
+    for id in all {
+        if !out.contains(&id) {
+            out.push(id);
         }
     }
     out

@@ -307,17 +307,32 @@ impl Deadlines {
         self.by_id.get(id).copied()
     }
 
-    /// Arm or clear `id`, returning the previous deadline.
+    /// Arm or clear `id`, returning the previous deadline. Allocates the
+    /// id once for the ordered index (and once more for a new key): it
+    /// runs for every timer an effect or a rollback touches.
     fn put(&mut self, id: &str, at: Option<Time>) -> Option<Time> {
         let prev = match at {
-            Some(t) => self.by_id.insert(id.to_string(), t),
+            Some(t) => {
+                if let Some(v) = self.by_id.get_mut(id) {
+                    Some(std::mem::replace(v, t))
+                } else {
+                    self.by_id.insert(id.to_string(), t);
+                    None
+                }
+            }
             None => self.by_id.remove(id),
         };
+        if prev == at {
+            return prev;
+        }
+        let mut key = id.to_string();
         if let Some(p) = prev {
-            self.due.remove(&(p, id.to_string()));
+            let mut probe = (p, key);
+            self.due.remove(&probe);
+            key = std::mem::take(&mut probe.1);
         }
         if let Some(t) = at {
-            self.due.insert((t, id.to_string()));
+            self.due.insert((t, key));
         }
         prev
     }
@@ -410,7 +425,9 @@ impl State {
         };
         while entries.len() > mark.0 {
             match entries.pop().expect("length checked") {
-                Undo::Promise(id, p) => self.put_promise(&id, p),
+                Undo::Promise(id, p) => {
+                    self.put_promise(&id, p);
+                }
                 Undo::Task(id, t) => {
                     self.touched.push(|| Touched::Task(id.clone()));
                     let _ = match t {
@@ -486,35 +503,38 @@ impl State {
         self.promises.get(id)
     }
 
-    /// `setPromise`: keyed upsert.
+    /// `setPromise`: keyed upsert. The object it replaces goes to the
+    /// journal as it is (no copy), or is dropped when nothing journals.
     pub fn set_promise(&mut self, p: PromiseObject) {
         let id = p.id.clone();
-        let prev = self.promises.get(&id).cloned();
-        self.record(|| Undo::Promise(id.clone(), prev));
-        self.put_promise(&id, Some(p));
+        let prev = self.put_promise(&id, Some(p));
+        self.record(|| Undo::Promise(id, prev));
     }
 
     /// Replace (or remove) a promise, keeping `awaiting` in step with the
-    /// callbacks that change.
-    fn put_promise(&mut self, id: &str, p: Option<PromiseObject>) {
+    /// callbacks that change; returns the object replaced.
+    fn put_promise(&mut self, id: &str, p: Option<PromiseObject>) -> Option<PromiseObject> {
         self.touched.push(|| Touched::Promise(id.to_string()));
-        let old = match p {
-            Some(p) => {
-                for c in &p.callbacks {
+        if let Some(p) = &p {
+            for c in &p.callbacks {
+                if let Some(set) = self.awaiting.get_mut(c) {
+                    if !set.contains(id) {
+                        set.insert(id.to_string());
+                    }
+                } else {
                     self.awaiting
-                        .entry(c.clone())
-                        .or_default()
-                        .insert(id.to_string());
+                        .insert(c.clone(), BTreeSet::from([id.to_string()]));
                 }
-                let new_callbacks: Vec<String> = p.callbacks.clone();
-                let old = self.promises.insert(id.to_string(), p);
-                old.map(|o| (o, Some(new_callbacks)))
             }
-            None => self.promises.remove(id).map(|o| (o, None)),
+        }
+        let old = match p {
+            Some(p) => self.promises.insert(id.to_string(), p),
+            None => self.promises.remove(id),
         };
-        if let Some((old, new_callbacks)) = old {
+        let now = self.promises.get(id);
+        if let Some(old) = &old {
             for c in &old.callbacks {
-                let kept = new_callbacks.as_ref().is_some_and(|n| n.contains(c));
+                let kept = now.is_some_and(|n| n.callbacks.contains(c));
                 if !kept {
                     if let Some(set) = self.awaiting.get_mut(c) {
                         set.remove(id);
@@ -525,6 +545,7 @@ impl State {
                 }
             }
         }
+        old
     }
 
     /// The settlement scrub inlined at the three settlement sites: drop

@@ -512,13 +512,14 @@ impl Hooks for EmptyTargetIsNoTarget {
         }
         // Every other handler reads the named promises' targets the same
         // way: an empty one is none while the handler runs.
-        let blanked: Vec<String> = model::names::ids(req)
+        let blanked: Vec<String> = model::names::named(req)
             .into_iter()
             .filter(|id| {
                 m.state
                     .get_promise(id)
                     .is_some_and(|p| p.tags.get(TARGET).is_some_and(String::is_empty))
             })
+            .map(str::to_string)
             .collect();
         for id in &blanked {
             patch_promise(m, id, |p| {

@@ -130,11 +130,11 @@ impl LocalServer {
 /// does it (as the Rust server's `try_timeout` does). Only *armed* timeouts
 /// fire: an internal promise past its deadline stays pending and projected.
 fn fire_named(m: &mut Deviant, req: &Request, now: Time) {
-    let ids = model::names::ids(req);
+    let ids = model::names::named(req);
     let due: Vec<_> = m
         .due_in_group(0, now)
         .into_iter()
-        .filter(|t| ids.iter().any(|id| id == t.id()))
+        .filter(|t| ids.contains(&t.id()))
         .collect();
     for t in &due {
         m.fire(t, now);
