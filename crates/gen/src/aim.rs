@@ -31,7 +31,21 @@ pub struct Aim {
     /// name starts with its handler's kind): only their requests are
     /// retimed ([`instants`]).
     boundary_kinds: BTreeSet<&'static str>,
+    /// Aimed steps in a row, over the campaign's cases, that led nowhere
+    /// ([`Aim::pct`]).
+    dry: u64,
 }
+
+/// Aimed steps in a row that may lead nowhere before steps are aimed less
+/// often ([`Aim::pct`]). Under a baseline some wants are out of reach for
+/// good (the deviant model never takes them), so the aim never empties;
+/// past this many dry steps the campaign stops paying a dozen trials a
+/// step for them.
+pub const DRY_FREE: u64 = 16;
+/// The least percent of steps aimed however long the aim has been dry: a
+/// want that is only rare, not out of reach, is still met now and then,
+/// and meeting it makes every step aimed again.
+pub const DRY_FLOOR_PCT: u64 = 2;
 
 impl Aim {
     /// Aimed at `wanted`.
@@ -39,6 +53,7 @@ impl Aim {
         let mut aim = Aim {
             wanted: wanted.into_iter().collect(),
             boundary_kinds: BTreeSet::new(),
+            dry: 0,
         };
         aim.sort_boundaries();
         aim
@@ -60,6 +75,35 @@ impl Aim {
     pub fn unreached(seen: impl Fn(&Branch) -> bool) -> Aim {
         let every = model::branch::ALL.iter().chain(model::marker::ALL);
         Aim::new(every.copied().filter(|b| b.reachable() && !seen(b)))
+    }
+
+    /// This aim, after `dry` aimed steps in a row that led nowhere (a
+    /// campaign's count, carried from case to case).
+    pub fn with_dry(mut self, dry: u64) -> Aim {
+        self.dry = dry;
+        self
+    }
+
+    /// Aimed steps in a row that led nowhere.
+    pub fn dry(&self) -> u64 {
+        self.dry
+    }
+
+    /// Count an aimed step: it led to something wanted, or nowhere.
+    pub(crate) fn led(&mut self, somewhere: bool) {
+        self.dry = if somewhere { 0 } else { self.dry + 1 };
+    }
+
+    /// Percent of steps to aim: all while the last [`DRY_FREE`] aimed steps
+    /// led somewhere at least once; after a longer dry run, `DRY_FREE` in
+    /// `dry` of them, but never fewer than [`DRY_FLOOR_PCT`]. The aimed
+    /// steps of a dry run grow with its logarithm, not its length.
+    pub fn pct(&self) -> u64 {
+        if self.dry <= DRY_FREE {
+            100
+        } else {
+            (100 * DRY_FREE / self.dry).max(DRY_FLOOR_PCT)
+        }
     }
 
     /// Whether any of `hits` is still wanted.
@@ -222,6 +266,34 @@ mod tests {
 
     fn req(m: &mut Machine, r: Request) {
         m.apply(&r, T0);
+    }
+
+    /// Every step is aimed while the dry run is short; past it the share
+    /// falls as `DRY_FREE / dry`, never below the floor; one aimed step
+    /// that leads somewhere makes every step aimed again.
+    #[test]
+    fn a_dry_aim_aims_less_often_and_a_step_that_leads_restores_it() {
+        let mut aim = Aim::unreached(|_| false);
+        for _ in 0..DRY_FREE {
+            aim.led(false);
+        }
+        assert_eq!(aim.pct(), 100);
+        aim.led(false);
+        assert!(aim.pct() < 100);
+        let mut last = aim.pct();
+        for _ in 0..10 * DRY_FREE {
+            aim.led(false);
+            assert!(aim.pct() <= last);
+            last = aim.pct();
+        }
+        assert_eq!(
+            aim.pct(),
+            (100 * DRY_FREE / (11 * DRY_FREE + 1)).max(DRY_FLOOR_PCT)
+        );
+        let long = aim.clone().with_dry(1_000_000);
+        assert_eq!(long.pct(), DRY_FLOOR_PCT);
+        aim.led(true);
+        assert_eq!((aim.dry(), aim.pct()), (0, 100));
     }
 
     /// A promise `id` with a target, a minute to live.

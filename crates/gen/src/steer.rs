@@ -100,6 +100,9 @@ pub struct Campaign {
     seen: BTreeMap<Branch, u32>,
     /// The index of the next case to learn from.
     next: u64,
+    /// The aimed steps in a row that led nowhere, as the last case learned
+    /// from left them ([`Aim::pct`]).
+    dry: u64,
 }
 
 /// The steps of one case, each generated when it is pulled: a kept
@@ -177,6 +180,7 @@ impl Campaign {
             corpus: Vec::new(),
             seen: BTreeMap::new(),
             next: 0,
+            dry: 0,
         }
     }
 
@@ -233,6 +237,9 @@ impl Campaign {
                 self.corpus.push(steps.seen[..=i].to_vec());
                 kept += 1;
             }
+        }
+        if let Some(aim) = steps.grown.aim() {
+            self.dry = aim.dry();
         }
         self.next = steps.case + 1;
     }
@@ -295,7 +302,7 @@ impl Campaign {
         } else {
             Vec::new()
         };
-        let aim = Aim::unreached(|b| self.seen.contains_key(b));
+        let aim = Aim::unreached(|b| self.seen.contains_key(b)).with_dry(self.dry);
         let mut grown = Generator::resume(m, now, &self.cfg, &self.stepper, seed)
             .sharpened()
             .aimed_at(aim);
@@ -342,6 +349,39 @@ mod tests {
         }
         // Half of the grown ones (90% of cases): about 25 of 56.
         assert!((15..=40).contains(&dense), "{dense} dense of {later}");
+    }
+
+    /// The dry run of aimed steps a learned case ends with is where the
+    /// next steered case's aim starts; a random case, which does not aim,
+    /// leaves it as it was.
+    #[test]
+    fn the_aims_dry_run_is_carried_from_case_to_case() {
+        let mut c = Campaign::new(7, &cfg(), &Stepper::spec());
+        let (mut aimed, mut random, mut dry_seen) = (0, 0, false);
+        for i in 0..40 {
+            let before = c.dry;
+            let mut steps = c.case(i);
+            let start = steps.grown.aim().map(Aim::dry);
+            steps.by_ref().for_each(drop);
+            let end = steps.grown.aim().map(Aim::dry);
+            c.learn(steps);
+            match (start, end) {
+                (Some(s), Some(e)) => {
+                    assert_eq!(s, before, "case {i} starts from the campaign's count");
+                    assert_eq!(c.dry, e, "case {i}'s count is learned");
+                    aimed += 1;
+                    dry_seen |= e > 0;
+                }
+                _ => {
+                    assert_eq!(c.dry, before, "random case {i} leaves the count");
+                    random += 1;
+                }
+            }
+        }
+        assert!(
+            aimed > 10 && random > 0 && dry_seen,
+            "{aimed} aimed, {random} random"
+        );
     }
 
     #[test]

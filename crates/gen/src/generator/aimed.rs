@@ -42,6 +42,7 @@ impl Generator {
                 op: self.draw(since, now),
             };
             if self.leads_to(aim, &stepper, &step) {
+                aim.led(true);
                 return (now, step.op);
             }
             drawn.push(step);
@@ -51,7 +52,9 @@ impl Generator {
                 .or_else(|| self.walked(aim, &stepper, since))
                 .or_else(|| self.cloned(aim, &stepper, since))
         });
-        let step = further.flatten().unwrap_or_else(|| drawn.swap_remove(0));
+        let further = further.flatten();
+        aim.led(further.is_some());
+        let step = further.unwrap_or_else(|| drawn.swap_remove(0));
         (step.now, step.op)
     }
 

@@ -38,11 +38,6 @@ pub use stepper::Stepper;
 
 /// Percent of steps that are ticks.
 const TICK_PCT: u64 = 11;
-/// Percent of an aimed generator's steps chosen by trying candidates: a
-/// knob (at 100 the die is still cast, so a lower setting keeps the
-/// streams comparable); lower saves CPU and loses reach (at 50, markers
-/// of seeds 1–36 by triple 77.9 on average instead of 83.3).
-const AIM_PCT: u64 = 100;
 /// The candidates an aimed step tries on the model.
 const AIM_TRIES: usize = 12;
 /// The steps of its own history a generator that aims further keeps at
@@ -209,7 +204,8 @@ impl Generator {
         self.dense > 0
     }
 
-    /// This generator aimed at `aim`: [`AIM_PCT`] percent of its steps are
+    /// This generator aimed at `aim`: [`crate::aim::Aim::pct`] percent of
+    /// its steps (all, until aimed steps keep leading nowhere) are
     /// the first of [`AIM_TRIES`] drawn steps that, tried on the model,
     /// reaches a branch or marker `aim` still wants (else, unless it aims
     /// further ([`Generator::aimed_further`]), the first drawn).
@@ -218,6 +214,11 @@ impl Generator {
     pub fn aimed_at(mut self, aim: crate::aim::Aim) -> Self {
         self.aim = Some(aim);
         self
+    }
+
+    /// What this generator aims at now, if it aims.
+    pub fn aim(&self) -> Option<&crate::aim::Aim> {
+        self.aim.as_ref()
     }
 
     /// Whether the branches and markers of the steps from now on are kept
@@ -265,7 +266,8 @@ impl Generator {
             self.plan.clear();
         }
         if let Some(mut aim) = self.aim.take() {
-            let aimed = (!aim.is_empty() && self.rng.chance(AIM_PCT)).then(|| self.aimed(&mut aim));
+            let pct = aim.pct();
+            let aimed = (!aim.is_empty() && self.rng.chance(pct)).then(|| self.aimed(&mut aim));
             self.aim = Some(aim);
             if let Some((now, op)) = aimed {
                 self.since = self.now;
