@@ -8,7 +8,8 @@
 //!
 //! ```sh
 //! cargo bench -p resonate-runner --bench cpu [-- --server CMD --url URL --profile P
-//!     --baseline B --seed 1 --cases 30 --steps 100 --rounds 3 --extra "FLAGS"]
+//!     --baseline B --seed 1 --cases 30 --steps 100 --rounds 3 --extra "FLAGS"
+//!     --conform PATH[,PATH...]]
 //! ```
 //!
 //! Defaults: the TypeScript SDK's server (`node scripts/ts-server/server.mjs
@@ -22,7 +23,11 @@
 //! --storage-sqlite-path /tmp/r.db" --url http://127.0.0.1:8001 --profile
 //! resonate --baseline resonate`). `--extra` adds flags to every `conform
 //! run` (`--extra "--pipeline 1"`: one request at a time). After the rounds,
-//! each mode's ratios: lowest, median, highest. Not run by the tests.
+//! each mode's ratios: lowest, median, highest. `--conform` names the
+//! harness binaries to measure (default: the one cargo built with the
+//! bench); with several, every round runs each of them in turn against the
+//! same server, so a before/after comparison shares the machine's load.
+//! Not run by the tests.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -46,6 +51,7 @@ struct Options {
     rounds: usize,
     url: Option<String>,
     extra: String,
+    conform: Vec<String>,
 }
 
 impl Options {
@@ -71,6 +77,10 @@ impl Options {
                 .position(|a| a == "--url")
                 .and_then(|i| args.get(i + 1).cloned()),
             extra: arg("--extra", ""),
+            conform: arg("--conform", env!("CARGO_BIN_EXE_conform"))
+                .split(',')
+                .map(str::to_string)
+                .collect(),
         }
     }
 }
@@ -151,9 +161,16 @@ fn run_harness(cmd: &mut Command) -> (i32, f64) {
 }
 
 /// One run of `conform run` against the server at `url`.
-fn measure(o: &Options, url: &str, server_pid: u32, state: bool, dir: &Path) -> Figures {
+fn measure(
+    o: &Options,
+    conform: &str,
+    url: &str,
+    server_pid: u32,
+    state: bool,
+    dir: &Path,
+) -> Figures {
     let report = dir.join("report.json");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_conform"));
+    let mut cmd = Command::new(conform);
     cmd.args(["run", "--target", url, "--no-progress", "--no-shrink"])
         .args(["--profile", &o.profile, "--baseline", &o.baseline])
         .args(["--seed", &o.seed, "--cases", &o.cases, "--steps", &o.steps])
@@ -200,33 +217,40 @@ fn main() {
         }
     );
     println!("CPU per step (user + system, every thread), µs:");
+    for (i, c) in o.conform.iter().enumerate() {
+        println!("harness {i}: {c}");
+    }
     println!(
-        "{:<16} {:>9} {:>9} {:>7}",
-        "mode", "harness", "server", "ratio"
+        "{:<16} {:>7} {:>9} {:>9} {:>7}",
+        "mode", "harness", "harness", "server", "ratio"
     );
     // A first run warms the server (a JIT such as Node's) and the page cache.
-    let _ = measure(&o, &url, server.id(), true, &dir);
+    let _ = measure(&o, &o.conform[0], &url, server.id(), true, &dir);
     let mut summary = Vec::new();
     for (name, state) in [("with state", true), ("responses only", false)] {
-        let mut ratios = Vec::new();
+        let mut ratios = vec![Vec::new(); o.conform.len()];
         for _ in 0..o.rounds {
-            let f = measure(&o, &url, server.id(), state, &dir);
-            let per = |s: f64| s * 1e6 / f.steps as f64;
-            println!(
-                "{name:<16} {:>9.0} {:>9.0} {:>7.2}",
-                per(f.harness),
-                per(f.server),
-                f.harness / f.server
-            );
-            ratios.push(f.harness / f.server);
+            for (i, conform) in o.conform.iter().enumerate() {
+                let f = measure(&o, conform, &url, server.id(), state, &dir);
+                let per = |s: f64| s * 1e6 / f.steps as f64;
+                println!(
+                    "{name:<16} {i:>7} {:>9.0} {:>9.0} {:>7.2}",
+                    per(f.harness),
+                    per(f.server),
+                    f.harness / f.server
+                );
+                ratios[i].push(f.harness / f.server);
+            }
         }
-        ratios.sort_by(f64::total_cmp);
-        summary.push((name, ratios));
+        for (i, mut r) in ratios.into_iter().enumerate() {
+            r.sort_by(f64::total_cmp);
+            summary.push((name, i, r));
+        }
     }
     println!("ratio (harness / server): lowest, median, highest");
-    for (name, r) in summary {
+    for (name, i, r) in summary {
         if let (Some(lo), Some(hi)) = (r.first(), r.last()) {
-            println!("{name:<16} {lo:.2} {:.2} {hi:.2}", r[r.len() / 2]);
+            println!("{name:<16} {i:>7} {lo:.2} {:.2} {hi:.2}", r[r.len() / 2]);
         }
     }
     let _ = server.kill();
