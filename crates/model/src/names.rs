@@ -8,46 +8,54 @@
 use crate::api::{PromiseCreateReq, Request, TaskFenceAction};
 use crate::types::{Tags, Time, Value};
 
+/// The ids a request names, in order, as references made by `&$m`
+/// (`&` or `&mut`): one list of the fields for [`ids_mut`] and [`named`].
+macro_rules! ids_of {
+    ($r:expr, $($m:tt)*) => {
+        match $r {
+            Request::PromiseGet(c) => vec![&$($m)* c.id],
+            Request::PromiseCreate(c) => vec![&$($m)* c.id],
+            Request::PromiseSettle(c) => vec![&$($m)* c.id],
+            Request::PromiseRegisterCallback(c) => vec![&$($m)* c.awaited, &$($m)* c.awaiter],
+            Request::PromiseRegisterListener(c) => vec![&$($m)* c.awaited],
+            Request::TaskGet(c) => vec![&$($m)* c.id],
+            Request::TaskCreate(c) => vec![&$($m)* c.action.id],
+            Request::TaskAcquire(c) => vec![&$($m)* c.id],
+            Request::TaskFence(c) => {
+                let inner = match &$($m)* c.action {
+                    TaskFenceAction::Create(a) => &$($m)* a.id,
+                    TaskFenceAction::Settle(a) => &$($m)* a.id,
+                };
+                vec![&$($m)* c.id, inner]
+            }
+            Request::TaskHeartbeat(c) => (&$($m)* c.tasks).into_iter().map(|t| &$($m)* t.id).collect(),
+            Request::TaskSuspend(c) => {
+                let mut v = vec![&$($m)* c.id];
+                for a in &$($m)* c.actions {
+                    v.push(&$($m)* a.awaited);
+                    v.push(&$($m)* a.awaiter);
+                }
+                v
+            }
+            Request::TaskFulfill(c) => vec![&$($m)* c.id, &$($m)* c.action.id],
+            Request::TaskRelease(c) => vec![&$($m)* c.id],
+            Request::TaskHalt(c) => vec![&$($m)* c.id],
+            Request::TaskContinue(c) => vec![&$($m)* c.id],
+            Request::PromiseSearch(_)
+            | Request::TaskSearch(_)
+            | Request::ScheduleGet(_)
+            | Request::ScheduleCreate(_)
+            | Request::ScheduleDelete(_)
+            | Request::ScheduleSearch(_) => Vec::new(),
+        }
+    };
+}
+
 /// Every promise/task id a request names, mutably (tasks share their
 /// promise's id): ids, awaited and awaiter promises, a create's or
 /// fence's action id, heartbeat and suspend entries.
 pub fn ids_mut(r: &mut Request) -> Vec<&mut String> {
-    match r {
-        Request::PromiseGet(c) => vec![&mut c.id],
-        Request::PromiseCreate(c) => vec![&mut c.id],
-        Request::PromiseSettle(c) => vec![&mut c.id],
-        Request::PromiseRegisterCallback(c) => vec![&mut c.awaited, &mut c.awaiter],
-        Request::PromiseRegisterListener(c) => vec![&mut c.awaited],
-        Request::TaskGet(c) => vec![&mut c.id],
-        Request::TaskCreate(c) => vec![&mut c.action.id],
-        Request::TaskAcquire(c) => vec![&mut c.id],
-        Request::TaskFence(c) => {
-            let inner = match &mut c.action {
-                TaskFenceAction::Create(a) => &mut a.id,
-                TaskFenceAction::Settle(a) => &mut a.id,
-            };
-            vec![&mut c.id, inner]
-        }
-        Request::TaskHeartbeat(c) => c.tasks.iter_mut().map(|t| &mut t.id).collect(),
-        Request::TaskSuspend(c) => {
-            let mut v = vec![&mut c.id];
-            for a in &mut c.actions {
-                v.push(&mut a.awaited);
-                v.push(&mut a.awaiter);
-            }
-            v
-        }
-        Request::TaskFulfill(c) => vec![&mut c.id, &mut c.action.id],
-        Request::TaskRelease(c) => vec![&mut c.id],
-        Request::TaskHalt(c) => vec![&mut c.id],
-        Request::TaskContinue(c) => vec![&mut c.id],
-        Request::PromiseSearch(_)
-        | Request::TaskSearch(_)
-        | Request::ScheduleGet(_)
-        | Request::ScheduleCreate(_)
-        | Request::ScheduleDelete(_)
-        | Request::ScheduleSearch(_) => Vec::new(),
-    }
+    ids_of!(r, mut)
 }
 
 /// Every promise/task id a request names (see [`ids_mut`]), deduplicated,
@@ -60,43 +68,8 @@ pub fn ids(r: &Request) -> Vec<String> {
 /// copies nothing (not the request, as [`ids_mut`] would need).
 pub fn named(r: &Request) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
-    let all: Vec<&str> = match r {
-        Request::PromiseGet(c) => vec![&c.id],
-        Request::PromiseCreate(c) => vec![&c.id],
-        Request::PromiseSettle(c) => vec![&c.id],
-        Request::PromiseRegisterCallback(c) => vec![&c.awaited, &c.awaiter],
-        Request::PromiseRegisterListener(c) => vec![&c.awaited],
-        Request::TaskGet(c) => vec![&c.id],
-        Request::TaskCreate(c) => vec![&c.action.id],
-        Request::TaskAcquire(c) => vec![&c.id],
-        Request::TaskFence(c) => {
-            let inner = match &c.action {
-                TaskFenceAction::Create(a) => &a.id,
-                TaskFenceAction::Settle(a) => &a.id,
-            };
-            vec![&c.id, inner]
-        }
-        Request::TaskHeartbeat(c) => c.tasks.iter().map(|t| t.id.as_str()).collect(),
-        Request::TaskSuspend(c) => {
-            let mut v = vec![c.id.as_str()];
-            for a in &c.actions {
-                v.push(&a.awaited);
-                v.push(&a.awaiter);
-            }
-            v
-        }
-        Request::TaskFulfill(c) => vec![&c.id, &c.action.id],
-        Request::TaskRelease(c) => vec![&c.id],
-        Request::TaskHalt(c) => vec![&c.id],
-        Request::TaskContinue(c) => vec![&c.id],
-        Request::PromiseSearch(_)
-        | Request::TaskSearch(_)
-        | Request::ScheduleGet(_)
-        | Request::ScheduleCreate(_)
-        | Request::ScheduleDelete(_)
-        | Request::ScheduleSearch(_) => Vec::new(),
-    };
-    for id in all {
+    let all: Vec<&String> = ids_of!(r,);
+    for id in all.into_iter().map(String::as_str) {
         if !out.contains(&id) {
             out.push(id);
         }
