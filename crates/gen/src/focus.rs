@@ -21,7 +21,6 @@ use proptest::test_runner::TestRng;
 
 use crate::dice::Dice;
 use crate::pools::{self, World};
-use crate::{well_formed, Op, Step};
 
 /// Whether deadline `at` came due when the clock went from `since` to
 /// `now`: passed in this advance, or exactly now (several steps may share
@@ -92,13 +91,7 @@ pub(crate) fn just_due(w: World, since: Time, now: Time, rng: &mut TestRng) -> O
             about_task(w, id, &mut c);
         }
     }
-    c.retain(|r| {
-        let step = Step {
-            now,
-            op: Op::Request(r.clone()),
-        };
-        well_formed(&step, w.m).is_ok()
-    });
+    c.retain(|r| crate::rules::well_formed_request(r, w.m).is_ok());
     rng.pick(&c).cloned()
 }
 

@@ -23,11 +23,15 @@ use crate::{Op, Step};
 pub fn well_formed(step: &Step, m: &Machine) -> Result<(), String> {
     match &step.op {
         Op::Tick => Ok(()),
-        Op::Request(r) => {
-            model::wire::validate(r, m.calendar())?;
-            decodable(r)
-        }
+        Op::Request(r) => well_formed_request(r, m),
     }
+}
+
+/// [`well_formed`] of a request, whatever its `now` (the rules never read
+/// it): a candidate is checked without being copied into a step.
+pub(crate) fn well_formed_request(r: &Request, m: &Machine) -> Result<(), String> {
+    model::wire::validate(r, m.calendar())?;
+    decodable(r)
 }
 
 /// Whether `step` is a validation probe ([`crate::GenConfig::probe_pct`]):

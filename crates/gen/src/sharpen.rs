@@ -29,7 +29,6 @@ use proptest::test_runner::TestRng;
 use crate::dice::Dice;
 use crate::index::window;
 use crate::pools::{self, World, DELAY};
-use crate::{well_formed, Op, Step};
 
 /// Percent of new deadlines and delays put on an instant of `now` or soon.
 const ON_NOW_PCT: u64 = 20;
@@ -73,17 +72,13 @@ pub(crate) fn sharpen(w: World, req: Request, now: Time, rng: &mut TestRng) -> R
         _ => None,
     };
     match sharper {
-        Some(s) if fits(w, &s, now) => s,
+        Some(s) if fits(w, &s) => s,
         _ => req,
     }
 }
 
-fn fits(w: World, r: &Request, now: Time) -> bool {
-    let step = Step {
-        now,
-        op: Op::Request(r.clone()),
-    };
-    well_formed(&step, w.m).is_ok()
+fn fits(w: World, r: &Request) -> bool {
+    crate::rules::well_formed_request(r, w.m).is_ok()
 }
 
 /// `now`, one before it or one past it.
@@ -270,7 +265,7 @@ pub(crate) fn join(w: World, now: Time, rng: &mut TestRng) -> Option<Request> {
         awaited: x.to_string(),
         awaiter: awaiter.to_string(),
     });
-    fits(w, &r, now).then_some(r)
+    fits(w, &r).then_some(r)
 }
 
 /// A request about a pending promise whose deadline is `now`, one past it
@@ -289,7 +284,7 @@ pub(crate) fn near(w: World, now: Time, rng: &mut TestRng) -> Option<Request> {
     let mut c = Vec::new();
     crate::focus::about_promise(w, p, &mut c);
     by_its_task(w, p.id.as_str(), now, &mut c);
-    c.retain(|r| fits(w, r, now));
+    c.retain(|r| fits(w, r));
     // A kind first, then one of its requests: the few a task asks (fence,
     // release, fulfill) weigh as much as the many callbacks on the promise.
     let mut kinds: Vec<&str> = c.iter().map(Request::kind).collect();

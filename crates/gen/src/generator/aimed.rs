@@ -72,7 +72,9 @@ impl Generator {
             let Op::Request(r) = &step.op else {
                 continue;
             };
-            if !aim.wants_boundary_of(r.kind()) {
+            if !aim.wants_boundary_of(r.kind())
+                || crate::rules::well_formed_request(r, &self.machine).is_err()
+            {
                 continue;
             }
             for at in crate::aim::instants(&self.machine, r, since) {
@@ -80,9 +82,7 @@ impl Generator {
                     now: at,
                     op: step.op.clone(),
                 };
-                if crate::well_formed(&retimed, &self.machine).is_ok()
-                    && self.leads_to(aim, stepper, &retimed)
-                {
+                if self.leads_to(aim, stepper, &retimed) {
                     return Some(retimed);
                 }
             }
