@@ -36,8 +36,8 @@ pub struct Aim {
     dry: u64,
 }
 
-/// Aimed steps in a row that may lead nowhere before steps are aimed less
-/// often ([`Aim::pct`]). Under a baseline some wants are out of reach for
+/// Aimed steps in a row that may lead nowhere while every step is still
+/// aimed; one more, and steps are aimed less often ([`Aim::pct`]). Under a baseline some wants are out of reach for
 /// good (the deviant model never takes them), so the aim never empties;
 /// past this many dry steps the campaign stops paying a dozen trials a
 /// step for them.
@@ -94,10 +94,12 @@ impl Aim {
         self.dry = if somewhere { 0 } else { self.dry + 1 };
     }
 
-    /// Percent of steps to aim: all while the last [`DRY_FREE`] aimed steps
-    /// led somewhere at least once; after a longer dry run, `DRY_FREE` in
-    /// `dry` of them, but never fewer than [`DRY_FLOOR_PCT`]. The aimed
-    /// steps of a dry run grow with its logarithm, not its length.
+    /// Percent of steps to aim: all until more than [`DRY_FREE`] aimed
+    /// steps in a row led nowhere; then `DRY_FREE` in `dry` of them, but
+    /// never fewer than [`DRY_FLOOR_PCT`]. Since `dry` counts only aimed
+    /// steps, a dry run of `T` steps aims about `√(2 · DRY_FREE · T)` of
+    /// them (about 570 of 10,000) until the floor takes over, past 800
+    /// dry aimed steps (20,000 steps), and 2% from there.
     pub fn pct(&self) -> u64 {
         if self.dry <= DRY_FREE {
             100

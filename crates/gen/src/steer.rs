@@ -100,8 +100,9 @@ pub struct Campaign {
     seen: BTreeMap<Branch, u32>,
     /// The index of the next case to learn from.
     next: u64,
-    /// The aimed steps in a row that led nowhere, as the last case learned
-    /// from left them ([`Aim::pct`]).
+    /// The aimed steps in a row that led nowhere, as the last aimed case
+    /// learned from left them at its [`LEARN_MAX`]-th step or its end
+    /// ([`Aim::pct`]).
     dry: u64,
 }
 
@@ -122,6 +123,10 @@ pub struct CaseSteps {
     seen: Vec<Step>,
     ends: Vec<usize>,
     hits: Vec<Branch>,
+    /// The aim's dry run ([`Aim::dry`]) after the first [`LEARN_MAX`]
+    /// steps, once they are given: what the campaign learns, not the
+    /// count past them, which depends on how far the runner pulled.
+    learned_dry: Option<u64>,
 }
 
 impl Iterator for CaseSteps {
@@ -150,6 +155,7 @@ impl Iterator for CaseSteps {
             if self.seen.len() == LEARN_MAX {
                 // Nothing past this is learned: stop recording.
                 self.grown.set_recording(false);
+                self.learned_dry = self.grown.aim().map(Aim::dry);
             }
         }
         Some(step)
@@ -238,8 +244,13 @@ impl Campaign {
                 kept += 1;
             }
         }
-        if let Some(aim) = steps.grown.aim() {
-            self.dry = aim.dry();
+        // A case of at most LEARN_MAX steps ends before the snapshot.
+        let dry = match steps.learned_dry {
+            Some(d) => Some(d),
+            None => steps.grown.aim().map(Aim::dry),
+        };
+        if let Some(d) = dry {
+            self.dry = d;
         }
         self.next = steps.case + 1;
     }
@@ -263,6 +274,7 @@ impl Campaign {
             seen: Vec::new(),
             ends: Vec::new(),
             hits: Vec::new(),
+            learned_dry: None,
         };
         let parent = match dice.pick(&self.corpus) {
             Some(p) if n > 1 && dice.chance(STEER_PCT) => p,
@@ -381,6 +393,37 @@ mod tests {
         assert!(
             aimed > 10 && random > 0 && dry_seen,
             "{aimed} aimed, {random} random"
+        );
+    }
+
+    /// Past [`LEARN_MAX`] steps an aimed case keeps counting its dry run,
+    /// but the campaign learns the count at [`LEARN_MAX`]: a later case is
+    /// the same whether the earlier ones ran whole or were generated only
+    /// as far as learning needs (a partition's job, a stopped case).
+    #[test]
+    fn a_long_case_is_the_same_whichever_cases_came_before() {
+        let long = GenConfig {
+            steps: LEARN_MAX + 60,
+            ..GenConfig::default()
+        };
+        let mut whole = Campaign::new(11, &long, &Stepper::spec());
+        let mut counts = Vec::new();
+        for i in 0..4 {
+            let mut steps = whole.case(i);
+            steps.by_ref().for_each(drop);
+            counts.push((steps.learned_dry, steps.grown.aim().map(Aim::dry)));
+            whole.learn(steps);
+        }
+        // A job that runs case 4 alone generates cases 0-3 only as far as
+        // learning needs, and must start case 4 from the same count.
+        let mut job = Campaign::new(11, &long, &Stepper::spec());
+        let first = job.case(4);
+        assert_eq!(job.dry, whole.dry);
+        drop(first);
+        assert_eq!(job.case_vec(4), whole.case_vec(4));
+        assert!(
+            counts.iter().any(|(at, end)| at.is_some() && at != end),
+            "no case counted past LEARN_MAX: {counts:?}"
         );
     }
 

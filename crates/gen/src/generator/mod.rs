@@ -210,7 +210,8 @@ impl Generator {
     /// reaches a branch or marker `aim` still wants (else, unless it aims
     /// further ([`Generator::aimed_further`]), the first drawn).
     /// A want reached by a step is dropped, so the case moves on to the
-    /// next. The steps stay a function of the seed and the aim.
+    /// next. The steps stay a function of the seed and the aim (its wants
+    /// and its dry run, [`crate::aim::Aim::dry`]).
     pub fn aimed_at(mut self, aim: crate::aim::Aim) -> Self {
         self.aim = Some(aim);
         self
