@@ -140,17 +140,14 @@ fn is_boundary(b: &Branch) -> bool {
 /// it names on one of its three instants: one before, at and one past the
 /// `timeoutAt` of each pending promise it names (every deadline a handler
 /// compares with `now` is such a promise's, [`model::marker`]). What it
-/// names is [`named`]'s list, and for a `task.fulfill` (which that list
-/// leaves out: a follow-up never needs it) its task's promise. A drawn
+/// names is [`named`]'s list, which leaves out `task.fulfill` (a follow-up
+/// never needs it), so a fulfill is never retimed: its boundary markers
+/// come from the clock and `sharpen::near`. A drawn
 /// request sent at one of them instead of its drawn `now` is still the
 /// request the generator drew: the clock of a drawn step seldom lands on
 /// an instant of the very promise it names.
 pub(crate) fn instants(m: &Machine, req: &Request, since: Time) -> Vec<Time> {
-    let ids = match req {
-        Request::TaskFulfill(r) => vec![r.id.as_str()],
-        _ => named(req),
-    };
-    let mut out: Vec<Time> = ids
+    let mut out: Vec<Time> = named(req)
         .into_iter()
         .filter_map(|id| m.state.get_promise(id))
         .filter(|p| p.state == PromiseState::Pending)
