@@ -37,10 +37,10 @@ pub struct Aim {
 }
 
 /// Aimed steps in a row that may lead nowhere while every step is still
-/// aimed; one more, and steps are aimed less often ([`Aim::pct`]). Under a baseline some wants are out of reach for
-/// good (the deviant model never takes them), so the aim never empties;
-/// past this many dry steps the campaign stops paying a dozen trials a
-/// step for them.
+/// aimed; one more, and steps are aimed less often ([`Aim::pct`]). Under
+/// a baseline some wants are out of reach for good (the deviant model
+/// never takes them), so the aim never empties; past this many dry steps
+/// the campaign stops paying a dozen trials a step for them.
 pub const DRY_FREE: u64 = 16;
 /// The least percent of steps aimed however long the aim has been dry: a
 /// want that is only rare, not out of reach, is still met now and then,

@@ -245,10 +245,7 @@ impl Campaign {
             }
         }
         // A case of at most LEARN_MAX steps ends before the snapshot.
-        let dry = match steps.learned_dry {
-            Some(d) => Some(d),
-            None => steps.grown.aim().map(Aim::dry),
-        };
+        let dry = (steps.learned_dry).or_else(|| steps.grown.aim().map(Aim::dry));
         if let Some(d) = dry {
             self.dry = d;
         }

@@ -248,3 +248,22 @@ fn an_aimed_further_generator_retimes_a_read_onto_a_deadline() {
         assert!(reached_after(&history, &[step]).contains(&want));
     }
 }
+
+/// A want out of reach (what a baseline leaves the aim): once its aimed
+/// steps keep leading nowhere, the generator aims ever fewer of its steps
+/// (`Aim::pct`). No step leads, so the aim's dry run counts exactly the
+/// steps aimed: about √(32 · 1,000) ≈ 180 of 1,000, where aiming every
+/// step would count 1,000.
+#[test]
+fn an_aim_out_of_reach_is_tried_ever_less_often() {
+    let out_of_reach = Aim::new([model::branch::UNREACHABLE[0]]);
+    let mut g = Generator::new(3, &GenConfig::default())
+        .sharpened()
+        .aimed_at(out_of_reach);
+    for _ in 0..1_000 {
+        g.next_step();
+    }
+    let aimed = g.aim().map(Aim::dry).unwrap_or_default();
+    eprintln!("{aimed} of 1,000 steps aimed");
+    assert!((17..400).contains(&aimed), "{aimed} of 1,000 steps aimed");
+}

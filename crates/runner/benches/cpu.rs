@@ -143,7 +143,9 @@ fn proc_cpu(pid: u32) -> f64 {
 fn run_harness(cmd: &mut Command) -> (i32, f64) {
     // Reaped by `wait4` below, which also gives its rusage.
     #[allow(clippy::zombie_processes)]
-    let child = cmd.spawn().expect("conform starts");
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {:?}: {e}", cmd.get_program()));
     let mut status = 0;
     // SAFETY: an all-zero rusage is a valid value to be overwritten.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

@@ -38,9 +38,9 @@
 //!    schedule and its ticks can go in the next deletions);
 //! 7. move a step earlier among the steps at its `now` (kept whenever the
 //!    departure stays), then point one id of a step at another promise of
-//!    its origin that a request of the trace creates, kept only if the deletions it opens make the trace
-//!    smaller ([`objects`]: what the generator's clones and list moves
-//!    built, folded back);
+//!    its origin that a request of the trace creates, kept only if the
+//!    deletions it opens make the trace smaller ([`objects`]: what the
+//!    generator's clones and list moves built, folded back);
 //! 8. rename ids to a canonical small set (`a`, `a.1`, `b`, …) and
 //!    rebase time to start at a round number.
 

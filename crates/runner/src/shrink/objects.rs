@@ -80,8 +80,9 @@ pub(super) fn hoist(s: &mut Shrinker) {
 }
 
 /// Point one id of one step at another promise of its origin a request
-/// of the trace creates (a suspend awaiting the promise whose settlement resumes it,
-/// instead of one made only to be awaited), kept if it opens deletions.
+/// of the trace creates (a suspend awaiting the promise whose settlement
+/// resumes it, instead of one made only to be awaited), kept if it opens
+/// deletions.
 pub(super) fn point(s: &mut Shrinker) {
     let ids = created(&s.best_steps);
     let mut j = 0;
