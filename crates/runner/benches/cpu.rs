@@ -91,10 +91,22 @@ fn workspace() -> PathBuf {
 
 /// The server, started from `cmd` (split on spaces); its child and URL:
 /// `url` once it accepts connections there, else the one it prints.
-fn start_server(cmd: &str, url: Option<&str>) -> (Child, String) {
+/// The server the bench started, stopped when dropped: also when the
+/// bench stops on a panic (a harness it cannot start, a red run), so no
+/// server outlives it.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_server(cmd: &str, url: Option<&str>) -> (Server, String) {
     let mut words = cmd.split_whitespace();
     let program = words.next().expect("--server names a command");
-    let mut child = Command::new(program)
+    let child = Command::new(program)
         .args(words)
         .stdout(if url.is_some() {
             Stdio::null()
@@ -103,6 +115,7 @@ fn start_server(cmd: &str, url: Option<&str>) -> (Child, String) {
         })
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start `{cmd}`: {e}"));
+    let mut child = Server(child);
     if let Some(url) = url {
         let addr = url.trim_start_matches("http://").trim_end_matches('/');
         for _ in 0..200 {
@@ -114,7 +127,7 @@ fn start_server(cmd: &str, url: Option<&str>) -> (Child, String) {
         panic!("`{cmd}` does not accept connections at {url}");
     }
     let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().expect("piped"))
+    BufReader::new(child.0.stdout.as_mut().expect("piped"))
         .read_line(&mut line)
         .expect("the server prints its address");
     let url = line
@@ -203,7 +216,7 @@ fn main() {
     let o = Options::parse();
     let dir = std::env::temp_dir().join(format!("conform-cpu-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    let (mut server, url) = start_server(&o.server, o.url.as_deref());
+    let (server, url) = start_server(&o.server, o.url.as_deref());
     println!(
         "{} cases x {} steps, seed {}, profile {}, baseline {}, against `{}` ({url}){}",
         o.cases,
@@ -227,13 +240,13 @@ fn main() {
         "mode", "harness", "harness", "server", "ratio"
     );
     // A first run warms the server (a JIT such as Node's) and the page cache.
-    let _ = measure(&o, &o.conform[0], &url, server.id(), true, &dir);
+    let _ = measure(&o, &o.conform[0], &url, server.0.id(), true, &dir);
     let mut summary = Vec::new();
     for (name, state) in [("with state", true), ("responses only", false)] {
         let mut ratios = vec![Vec::new(); o.conform.len()];
         for _ in 0..o.rounds {
             for (i, conform) in o.conform.iter().enumerate() {
-                let f = measure(&o, conform, &url, server.id(), state, &dir);
+                let f = measure(&o, conform, &url, server.0.id(), state, &dir);
                 let per = |s: f64| s * 1e6 / f.steps as f64;
                 println!(
                     "{name:<16} {i:>7} {:>9.0} {:>9.0} {:>7.2}",
@@ -255,7 +268,5 @@ fn main() {
             println!("{name:<16} {i:>7} {lo:.2} {:.2} {hi:.2}", r[r.len() / 2]);
         }
     }
-    let _ = server.kill();
-    let _ = server.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
