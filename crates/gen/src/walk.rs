@@ -26,6 +26,7 @@
 use model::api::{
     PromiseCreateReq, PromiseRegisterCallbackReq, PromiseRegisterListenerReq, PromiseSettleReq,
     Request, TaskAcquireReq, TaskCreateReq, TaskFulfillReq, TaskHeartbeatReq, TaskRef,
+    TaskSuspendReq,
 };
 use model::machine::Machine;
 use model::types::{PromiseState, TaskState, Time};
@@ -178,6 +179,56 @@ pub(crate) fn settlements_of(m: &Machine, id: &str, now: Time, spare: &str) -> V
     // The rarer sites first: a client's settle is what the dice draw most.
     out.reverse();
     out
+}
+
+/// The steps that make a mix of awaiters around acquired task `a` at
+/// `now` (none when `a` is not acquired on a live promise): `q` and `t`,
+/// fresh ids of `a`'s origin, created as tasks claimed by a walk's
+/// claimant; `a` suspended on `q`; `t` registered on `q` as a second
+/// awaiter, acquired, not suspended. Any settlement of `q` then walks a
+/// mix ([`settlements_of`] after these steps). A suspended awaiter is
+/// rare in the generator's states (a suspend parks only while what it
+/// awaits is pending, and the first settlement resumes it), and the
+/// clone of one ([`crate::clone`]) needs one standing; an acquired task
+/// is common, so this is the road to the settlement sites' mix that does
+/// not wait for one.
+pub(crate) fn mixed_awaiters(m: &Machine, a: &str, now: Time, q: &str, t: &str) -> Walk {
+    let Some(task) = (m.state.get_task(a)).filter(|x| x.state == TaskState::Acquired) else {
+        return Vec::new();
+    };
+    if !m.state.get_promise(a).is_some_and(|p| p.is_live(now)) {
+        return Vec::new();
+    }
+    let at = |r| Step {
+        now,
+        op: Op::Request(r),
+    };
+    let claimed = |id: &str| {
+        at(Request::TaskCreate(TaskCreateReq {
+            pid: crate::pools::PIDS[0].to_string(),
+            ttl: TTL,
+            action: PromiseCreateReq {
+                id: id.to_string(),
+                timeout_at: now.saturating_add(TTL),
+                param: Default::default(),
+                tags: [(crate::pools::TARGET.to_string(), ADDRESS.to_string())].into(),
+            },
+        }))
+    };
+    let callback = |awaiter: &str| PromiseRegisterCallbackReq {
+        awaited: q.to_string(),
+        awaiter: awaiter.to_string(),
+    };
+    vec![
+        claimed(q),
+        claimed(t),
+        at(Request::TaskSuspend(TaskSuspendReq {
+            id: a.to_string(),
+            version: task.version,
+            actions: vec![callback(a)],
+        })),
+        at(Request::PromiseRegisterCallback(callback(t))),
+    ]
 }
 
 /// The tasks each claimant holds (a few of them), by claimant.
@@ -344,6 +395,51 @@ mod tests {
             T0 + 2,
             "the timer is due a millisecond later"
         );
+    }
+
+    /// Around acquired task `a`: `a.1` and `a.2` created claimed, `a`
+    /// suspended on `a.1`, `a.2` its second awaiter. Every settlement of
+    /// `a.1` then walks a mix at its site: the client's settle, the
+    /// fulfill of its task, the tick at its deadline, and the list moved
+    /// onto a timer or a claimed task.
+    #[test]
+    fn a_mix_of_awaiters_made_around_an_acquired_task_is_a_mix_at_every_site() {
+        let mut m = Machine::new(ServerConfig::default());
+        m.apply(&task("p2", "a"), T0);
+        let made = mixed_awaiters(&m, "a", T0 + 1, "a.1", "a.2");
+        assert_eq!(made.len(), 4);
+        for s in &made {
+            assert!(crate::well_formed(s, &m).is_ok(), "{s:?}");
+            crate::apply(&mut m, s);
+        }
+        assert_eq!(m.state.get_task("a").unwrap().state, TaskState::Suspended);
+        assert_eq!(m.state.get_promise("a.1").unwrap().callbacks.len(), 2);
+        m.take_marks();
+        let walks = settlements_of(&m, "a.1", T0 + 1, "a.3");
+        let mix = [
+            marker::TASK_FULFILL_AWAITERS_RESUMED_MIX,
+            marker::PROMISE_TIMEOUT_AWAITERS_RESUMED_MIX,
+            marker::PROMISE_TIMEOUT_AWAITERS_RESUMED_MIX,
+            marker::TASK_FULFILL_AWAITERS_RESUMED_MIX,
+            marker::PROMISE_SETTLE_AWAITERS_RESUMED_MIX,
+        ];
+        assert_eq!(walks.len(), mix.len(), "{walks:?}");
+        for (walk, want) in walks.iter().zip(mix) {
+            let mut m = m.clone();
+            assert!(marks(&mut m, walk).contains(&want), "{walk:?}");
+        }
+    }
+
+    /// No mix is made around a task that is not acquired, nor around one
+    /// whose promise is past its deadline.
+    #[test]
+    fn no_mix_is_made_around_a_task_not_acquired_or_past_its_deadline() {
+        let mut m = Machine::new(ServerConfig::default());
+        m.apply(&Request::PromiseCreate(promise("a", true)), T0);
+        m.apply(&task("p1", "b"), T0);
+        assert!(mixed_awaiters(&m, "a", T0, "a.1", "a.2").is_empty());
+        assert!(mixed_awaiters(&m, "b", T0 + 600_000, "b.1", "b.2").is_empty());
+        assert!(!mixed_awaiters(&m, "b", T0 + 599_999, "b.1", "b.2").is_empty());
     }
 
     /// A claimant holding two tasks: one heartbeat names both at their

@@ -225,6 +225,47 @@ fn an_aimed_further_generator_clones_an_awaiter_short_for_the_settlements_mix() 
     }
 }
 
+/// No awaiter is suspended anywhere, one task is acquired: for each
+/// settlement site's mix, the generator makes a mix of awaiters around
+/// the task (two tasks created, a suspend, a callback) and walks it.
+#[test]
+fn an_aimed_further_generator_makes_a_mix_of_awaiters_around_an_acquired_task() {
+    let claimed = |id: &str| {
+        Request::TaskCreate(TaskCreateReq {
+            pid: "p1".into(),
+            ttl: 60_000,
+            action: PromiseCreateReq {
+                id: id.into(),
+                timeout_at: T0 + 600_000,
+                param: Default::default(),
+                tags: [("resonate:target".to_string(), "poll://any@w".to_string())].into(),
+            },
+        })
+    };
+    let history = vec![at(T0, claimed("a"))];
+    let sites = [
+        marker::PROMISE_SETTLE_AWAITERS_RESUMED_MIX,
+        marker::TASK_FULFILL_AWAITERS_RESUMED_MIX,
+        marker::PROMISE_TIMEOUT_AWAITERS_RESUMED_MIX,
+    ];
+    for mix in sites {
+        for seed in 1..=5 {
+            let mut m = Machine::new(ServerConfig::default());
+            for s in &history {
+                gen::apply(&mut m, s);
+            }
+            let g = Generator::resume(m, T0 + 5, &GenConfig::default(), &Stepper::spec(), seed)
+                .aimed_at(Aim::new([mix]))
+                .aimed_further(history.clone());
+            let steps: Vec<Step> = g.take(8).collect();
+            assert!(
+                reached_after(&history, &steps).contains(&mix),
+                "{mix:?}, seed {seed}: {steps:?}"
+            );
+        }
+    }
+}
+
 /// A drawn read of a pending promise is retimed onto the instant of its
 /// deadline a wanted boundary marker needs.
 #[test]

@@ -3,10 +3,12 @@
 //! wants taken. One that aims further ([`Generator::aimed_further`]), when
 //! no candidate led anywhere, also tries a candidate retimed onto an
 //! instant of a deadline it names ([`crate::aim::instants`]), a walk of a
-//! long list the state holds ([`crate::walk`]), and a clone of an element
-//! of such a list followed by its walk ([`crate::clone`]); a walk or a
-//! clone taken leaves its other steps as the plan the next steps take.
-//! Else the first drawn.
+//! long list the state holds ([`crate::walk`]), a clone of an element
+//! of such a list followed by its walk ([`crate::clone`]), and a mix of
+//! awaiters made around an acquired task followed by its settlement
+//! ([`crate::walk::mixed_awaiters`]); a walk, a clone or a mix taken
+//! leaves its other steps as the plan the next steps take. Else the first
+//! drawn.
 
 use model::types::{TaskState, Time};
 
@@ -16,11 +18,14 @@ use crate::pools::World;
 use crate::walk::Walk;
 use crate::{Op, Step};
 
+/// The acquired tasks a mix of awaiters is tried around in one step.
+const MIXED_TASKS: usize = 2;
+
 /// The list a clone's element is in, to walk after the clone.
 enum List {
     /// The awaiters of this pending promise.
     Awaiters(String),
-    /// The tasks this claimant holds (these, and the clone).
+    /// The tasks this claimant holds (and the clone, once made).
     Held(String, Vec<String>),
 }
 
@@ -28,7 +33,7 @@ impl Generator {
     /// Up to [`AIM_TRIES`] steps drawn as [`Generator::next_step`] draws
     /// them (the clock advanced, then the step), each tried on the model
     /// and undone: the first that reaches something `aim` still wants;
-    /// then, aiming further, a retimed one, a walk, a clone (see the
+    /// then, aiming further, a retimed one, a walk, a clone, a mix (see the
     /// module doc), looked for only when no drawn step led anywhere, so
     /// they cost nothing on the steps that did; else the first drawn.
     pub(super) fn aimed(&mut self, aim: &mut Aim) -> (Time, Op) {
@@ -51,6 +56,7 @@ impl Generator {
             self.retimed(aim, &stepper, &drawn, since)
                 .or_else(|| self.walked(aim, &stepper, since))
                 .or_else(|| self.cloned(aim, &stepper, since))
+                .or_else(|| self.mixed(aim, &stepper, since))
         });
         let further = further.flatten();
         aim.led(further.is_some());
@@ -116,7 +122,7 @@ impl Generator {
     /// one step short and joined to the list by a callback (an awaiter in
     /// another state: "mix").
     fn cloned(&mut self, aim: &Aim, stepper: &Stepper, since: Time) -> Option<Step> {
-        for (element, list) in self.elements(aim) {
+        for (element, mut list) in self.elements(aim) {
             let w = World {
                 m: &self.machine,
                 ix: &self.index,
@@ -124,6 +130,9 @@ impl Generator {
             let mut fresh = crate::pools::fresh_children(w, crate::pools::origin(&element), 2);
             let (to, spare) = (fresh.remove(0), fresh.remove(0));
             let copy = crate::clone::replayed(&self.log, &element, &to, since);
+            if let List::Held(_, tasks) = &mut list {
+                tasks.push(to.clone());
+            }
             let mut copies = vec![copy.clone()];
             if let (List::Awaiters(p), Some((_, short))) = (&list, copy.split_last()) {
                 let join = model::api::PromiseRegisterCallbackReq {
@@ -138,31 +147,82 @@ impl Generator {
                 copies.push(short);
             }
             for copy in copies {
-                let planned = self.machine.trial(|m| {
-                    let mut kept = Vec::new();
-                    for s in copy {
-                        if crate::well_formed(&s, m).is_ok() {
-                            stepper.step(m, &s);
-                            kept.push(s);
-                        }
-                    }
-                    let walks = match &list {
-                        List::Awaiters(p) => crate::walk::settlements_of(m, p, since, &spare),
-                        List::Held(pid, tasks) => {
-                            let mut ids: Vec<&str> = tasks.iter().map(String::as_str).collect();
-                            ids.push(&to);
-                            vec![vec![crate::walk::heartbeat(m, pid, &ids, since)]]
-                        }
-                    };
-                    let step = |m: &mut _, s: &Step| stepper.step(m, s);
-                    let walk = walks
-                        .into_iter()
-                        .find(|walk| crate::walk::reaches(m, walk, step, |h| aim.wants_any(h)))?;
-                    (!kept.is_empty()).then(|| kept.into_iter().chain(walk).collect::<Walk>())
-                });
-                if let Some(plan) = planned.filter(|p| self.allows(p)) {
-                    return Some(self.planned(plan));
+                if let Some(step) = self.then_walked(aim, stepper, since, copy, &list, &spare) {
+                    return Some(step);
                 }
+            }
+        }
+        None
+    }
+
+    /// The first step of `prefix` (its ill-formed steps left out) when,
+    /// after it, a walk of `list` (`spare` a fresh id for
+    /// [`crate::walk::settlements_of`]) reaches something `aim` wants: the
+    /// rest of the prefix and that walk are planned.
+    fn then_walked(
+        &mut self,
+        aim: &Aim,
+        stepper: &Stepper,
+        since: Time,
+        prefix: Walk,
+        list: &List,
+        spare: &str,
+    ) -> Option<Step> {
+        let planned = self.machine.trial(|m| {
+            let mut kept = Vec::new();
+            for s in prefix {
+                if crate::well_formed(&s, m).is_ok() {
+                    stepper.step(m, &s);
+                    kept.push(s);
+                }
+            }
+            let walks = match list {
+                List::Awaiters(p) => crate::walk::settlements_of(m, p, since, spare),
+                List::Held(pid, tasks) => {
+                    let ids: Vec<&str> = tasks.iter().map(String::as_str).collect();
+                    vec![vec![crate::walk::heartbeat(m, pid, &ids, since)]]
+                }
+            };
+            let step = |m: &mut _, s: &Step| stepper.step(m, s);
+            let walk = walks
+                .into_iter()
+                .find(|walk| crate::walk::reaches(m, walk, step, |h| aim.wants_any(h)))?;
+            (!kept.is_empty()).then(|| kept.into_iter().chain(walk).collect::<Walk>())
+        });
+        let plan = planned.filter(|p| self.allows(p))?;
+        Some(self.planned(plan))
+    }
+
+    /// The first step of a mix of awaiters made around an acquired task
+    /// ([`crate::walk::mixed_awaiters`]) when a settlement of it then
+    /// reaches something `aim` wants, while a settlement site's mix is
+    /// wanted.
+    fn mixed(&mut self, aim: &Aim, stepper: &Stepper, since: Time) -> Option<Step> {
+        if !aim.wants_any(&model::marker::AWAITERS_OF_SEVERAL) {
+            return None;
+        }
+        let w = World {
+            m: &self.machine,
+            ix: &self.index,
+        };
+        let tasks: Vec<String> = (w.ix.in_state(TaskState::Acquired).iter())
+            .take(MIXED_TASKS)
+            .map(|id| id.to_string())
+            .collect();
+        for a in tasks {
+            let w = World {
+                m: &self.machine,
+                ix: &self.index,
+            };
+            let mut fresh = crate::pools::fresh_children(w, crate::pools::origin(&a), 3);
+            let (q, t, spare) = (fresh.remove(0), fresh.remove(0), fresh.remove(0));
+            let prefix = crate::walk::mixed_awaiters(&self.machine, &a, since, &q, &t);
+            if prefix.is_empty() {
+                continue;
+            }
+            let list = List::Awaiters(q.clone());
+            if let Some(step) = self.then_walked(aim, stepper, since, prefix, &list, &spare) {
+                return Some(step);
             }
         }
         None
