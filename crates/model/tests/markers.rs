@@ -1049,11 +1049,14 @@ fn tests_here() -> Vec<&'static str> {
     names
 }
 
-/// The meta tests below, which name no marker.
-const META: [&str; 3] = [
+/// The tests that name no marker: the meta tests below, and those of
+/// where an instant is not marked.
+const META: [&str; 5] = [
     "every_reachable_marker_has_a_test",
     "every_marker_test_names_a_marker",
     "unreachable_markers_have_no_test",
+    "a_stale_version_marks_no_instant_of_its_tasks_deadline",
+    "an_awaited_deadline_beside_a_settled_awaited_marks_no_instant",
 ];
 
 #[test]
@@ -1073,6 +1076,53 @@ fn every_marker_test_names_a_marker() {
     let names: Vec<String> = marker::ALL.iter().map(|m| m.test_name()).collect();
     for t in tests_here().into_iter().filter(|t| !META.contains(t)) {
         assert!(names.iter().any(|n| n == t), "`{t}` names no marker");
+    }
+}
+
+/// A deadline's instant is marked only where it decides the answer: a
+/// request of a stale version is refused (409) at every instant, so none
+/// is marked, in each handler of the guard's spine.
+#[test]
+fn a_stale_version_marks_no_instant_of_its_tasks_deadline() {
+    let stale = [
+        (TASK_ACQUIRE, task_acquire("a", 1, "p1", 60_000), false),
+        (
+            TASK_FENCE,
+            fence_create("a", 2, create_req("x", LATER, plain())),
+            true,
+        ),
+        (TASK_FULFILL, fulfill("a", 2, PromiseState::Resolved), true),
+        (TASK_RELEASE, release("a", 2), true),
+        (TASK_SUSPEND, suspend("a", 2, &[]), true),
+    ];
+    for (b, last, held) in stale {
+        let setup = if held {
+            held_a()
+        } else {
+            vec![(T, promise_create("a", D, target()))]
+        };
+        for now in [D - 1, D, D + 1] {
+            let marks = marks_at(&setup, &Last::Req(last.clone()), now);
+            for i in b.all() {
+                assert!(!marks.contains(&i), "{i} in {marks:?}");
+            }
+        }
+    }
+}
+
+/// An awaited promise's instant is marked only where it decides the
+/// suspend's answer: with another awaited promise settled, the 300 comes
+/// at every instant, so none is marked.
+#[test]
+fn an_awaited_deadline_beside_a_settled_awaited_marks_no_instant() {
+    let mut setup = suspend_awaited_site().setup;
+    setup.push((T, promise_create("c", LATER, plain())));
+    setup.push((T, promise_settle("c", PromiseState::Resolved)));
+    for now in [D - 1, D, D + 1] {
+        let marks = marks_at(&setup, &Last::Req(suspend("a", 1, &["b", "c"])), now);
+        for i in TASK_SUSPEND_AWAITED.all() {
+            assert!(!marks.contains(&i), "{i} in {marks:?}");
+        }
     }
 }
 

@@ -238,6 +238,7 @@ pub fn hunt_on(bug: &'static Deviation, target: &mut dyn Target, cfg: &HuntConfi
                     check_state: true,
                     time: cfg.shrink_time,
                     candidates: cfg.shrink_candidates,
+                    headline: true,
                 },
                 &mut std::io::sink(),
             );

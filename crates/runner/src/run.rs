@@ -316,6 +316,7 @@ fn finish_case(
             check_state: cfg.reach.check_state,
             time: cfg.shrink_time,
             candidates: None,
+            headline: false,
         };
         let original = ex.lines.len();
         let r = shrink(target, checker, ex, &opts, out);

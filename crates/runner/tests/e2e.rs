@@ -109,6 +109,7 @@ fn a_server_that_times_out_a_promise_early_is_caught_replayed_and_shrunk() {
         check_state: true,
         time: Duration::from_secs(30),
         candidates: None,
+        headline: false,
     };
     let r = shrink(
         &mut target,

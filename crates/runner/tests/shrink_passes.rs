@@ -21,6 +21,12 @@ use runner::target::{LocalServer, LocalTarget};
 
 /// Shrink `steps` against the model with `bug`; the shrunk steps.
 fn shrunk(bug: &str, steps: &[Step]) -> Vec<Step> {
+    shrunk_keeping(bug, steps, false)
+}
+
+/// As [`shrunk`]; with `headline`, going on past the class with its
+/// headline alone (`ShrinkOptions::headline`).
+fn shrunk_keeping(bug: &str, steps: &[Step], headline: bool) -> Vec<Step> {
     let d = deviate::lookup(bug).unwrap();
     let mut target = LocalTarget::new(LocalServer::new(Default::default(), vec![d], false));
     let mut checker = Checker::new(Profile::default());
@@ -35,10 +41,37 @@ fn shrunk(bug: &str, steps: &[Step]) -> Vec<Step> {
             check_state: true,
             time: Duration::from_secs(20),
             candidates: None,
+            headline,
         },
         &mut std::io::sink(),
     );
     r.best.lines.iter().map(|l| l.step.clone()).collect()
+}
+
+/// A task acquired at a stale version after it buffered a resume: the
+/// class found names the resume it loses, which only a history that
+/// buffers one shows. Keeping the class leaves the resume's steps in;
+/// keeping the headline (the 409 answered 200) goes on to the
+/// witness's two steps (a pending task, the stale acquire).
+#[test]
+fn a_planted_bugs_departure_shrinks_past_its_class_to_its_headline() {
+    let steps = vec![
+        at(T0, task_create("a", "p1", 60_000, LATER)),
+        at(T0, create("a.1", LATER, none())),
+        at(T0, callback("a.1", "a")),
+        at(T0 + 1, settle("a.1", PromiseState::Resolved)),
+        at(T0 + 2, release("a", 1)),
+        at(T0 + 3, acquire("a", 7, "p2", 60_000)),
+    ];
+    let bug = "acquire-no-version-check";
+    let class = shrunk_keeping(bug, &steps, false);
+    let headline = shrunk_keeping(bug, &steps, true);
+    assert!(class.len() > 2, "the class keeps the resume: {class:?}");
+    assert_eq!(
+        kinds(&headline),
+        ["promise.create", "task.acquire"],
+        "{headline:?}"
+    );
 }
 
 fn kinds(steps: &[Step]) -> Vec<&'static str> {
@@ -121,6 +154,7 @@ fn a_time_budget_past_the_clock_is_no_limit() {
             check_state: true,
             time: Duration::MAX,
             candidates: None,
+            headline: false,
         },
         &mut std::io::sink(),
     );
@@ -148,6 +182,7 @@ fn a_shrink_stops_at_its_candidate_budget() {
             check_state: true,
             time: Duration::MAX,
             candidates: Some(2),
+            headline: false,
         },
         &mut std::io::sink(),
     );

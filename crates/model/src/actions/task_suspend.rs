@@ -56,7 +56,6 @@ pub fn task_suspend(m: &mut Machine, req: &TaskSuspendReq, now: Time) -> TaskSus
                 not_live += 1;
             }
             Some(pa) => {
-                marker::TASK_SUSPEND_AWAITED.record(&mut m.marks, pa.timeout_at, now);
                 if pa.timeout_at <= now {
                     expired = true;
                     not_live += 1;
@@ -65,6 +64,19 @@ pub fn task_suspend(m: &mut Machine, req: &TaskSuspendReq, now: Time) -> TaskSus
         }
     }
     marker::SUSPEND_ACTIONS.record(&mut m.marks, req.actions.len(), not_live);
+    // An awaited deadline's instant decides the answer only where no other
+    // awaited promise is settled or expired (else the 300 comes either
+    // way): marked there alone, as the guard marks its deadline.
+    if not_live <= 1 {
+        for action in &req.actions {
+            if let Some(pa) = m.state.get_promise(&action.awaited) {
+                let this = usize::from(pa.state != PromiseState::Pending || pa.timeout_at <= now);
+                if pa.state == PromiseState::Pending && not_live == this {
+                    marker::TASK_SUSPEND_AWAITED.record(&mut m.marks, pa.timeout_at, now);
+                }
+            }
+        }
+    }
     if settled || expired {
         m.hits.push(TASK_SUSPEND_ALREADY_SETTLED_300);
         if settled {

@@ -161,6 +161,22 @@ impl DiffClass {
     }
 }
 
+impl DiffClass {
+    /// The facts of the response alone (a status change, a data path, an
+    /// envelope field, a refusal that changed the state): the class's
+    /// headline, what a client sees first.
+    pub fn response_facts(&self) -> BTreeSet<String> {
+        let response = DiffClass {
+            kind: self.kind.clone(),
+            what: (self.what.iter())
+                .filter(|w| !matches!(w, Difference::State { .. }))
+                .cloned()
+                .collect(),
+        };
+        response.facts()
+    }
+}
+
 impl fmt::Display for DiffClass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let what: Vec<String> = self.what.iter().map(ToString::to_string).collect();

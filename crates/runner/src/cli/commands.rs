@@ -455,6 +455,7 @@ fn shrink_cmd(a: ShrinkArgs) -> Result<Verdict, Failure> {
         check_state: s.reach.check_state,
         time: Duration::from_secs(a.shrink_time),
         candidates: None,
+        headline: false,
     };
     let mut out = std::io::stdout();
     let shrunk = replay::shrink_file(

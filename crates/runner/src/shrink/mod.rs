@@ -72,6 +72,12 @@ pub struct ShrinkOptions {
     /// on an idle one: a gate that must shrink the same way every run
     /// bounds its shrinks by this and sets `time` as a far ceiling.
     pub candidates: Option<usize>,
+    /// Once no smaller trace keeps the class, go on keeping only its
+    /// headline ([`same_headline`]). For a target known to hold one
+    /// departure (`conform mutants`: one planted bug), where any trace
+    /// with the same headline shows that departure; never for a server's
+    /// run or triage, which roll departures up by the classes they keep.
+    pub headline: bool,
 }
 
 /// What shrinking produced.
@@ -124,6 +130,24 @@ fn same_departure(candidate: &DiffClass, origin: &DiffClass) -> bool {
     candidate.kind == origin.kind && candidate.facts().is_superset(&origin.facts())
 }
 
+/// Whether a candidate keeps the original's headline: the same step kind
+/// and every fact of the response (a status change, a data path, an
+/// envelope field), whatever it shows of the state. The state's side
+/// effects of a response departure depend on what the objects held (the
+/// resumes a task had buffered, the callbacks a promise held), so a
+/// history that builds less shows fewer of them: for a task acquired in
+/// spite of a stale version, the class found on a task holding a resume
+/// needs five steps, the same departure on a fresh task two. `None` when
+/// the original's response agreed (a departure of the state alone has no
+/// headline to keep).
+fn same_headline(candidate: &DiffClass, origin: &DiffClass) -> Option<bool> {
+    let headline = origin.response_facts();
+    if headline.is_empty() {
+        return None;
+    }
+    Some(candidate.kind == origin.kind && candidate.facts().is_superset(&headline))
+}
+
 /// Which candidates a pass keeps (when they diverge the same way).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Accept {
@@ -139,6 +163,9 @@ struct Shrinker<'a> {
     target: &'a mut dyn Target,
     checker: &'a mut Checker,
     class: DiffClass,
+    /// Whether candidates need keep only the class's headline
+    /// ([`ShrinkOptions::headline`]).
+    headline_only: bool,
     opts: &'a ShrinkOptions,
     /// When the time budget ends; `None` when it ends past what an
     /// `Instant` can hold (no limit then but the shrink's own end).
@@ -213,7 +240,12 @@ impl Shrinker<'_> {
         let Some((at, d)) = &ex.divergence else {
             return false;
         };
-        if !same_departure(&d.class, &self.class) {
+        let kept = if self.headline_only {
+            same_headline(&d.class, &self.class) == Some(true)
+        } else {
+            same_departure(&d.class, &self.class)
+        };
+        if !kept {
             return false;
         }
         self.best_steps = candidate[..=*at].to_vec();
@@ -257,6 +289,7 @@ pub fn shrink(
         target,
         checker,
         class: d.class,
+        headline_only: false,
         opts,
         deadline: started.checked_add(opts.time),
         tried: 0,
@@ -266,25 +299,10 @@ pub fn shrink(
         last_report: Instant::now(),
         fault: None,
     };
-    loop {
-        let before = size(&s.best_steps);
-        passes::delete_chunks(&mut s);
-        passes::ticks(&mut s);
-        passes::claims(&mut s);
-        passes::time(&mut s);
-        passes::snap_ticks(&mut s);
-        let unscheduled = passes::unschedule(&mut s);
-        if passes::values(&mut s) || unscheduled {
-            // A reshaping kept at the same size pays off only through the
-            // deletions it opens: look for them in this round.
-            passes::delete_chunks(&mut s);
-        }
-        objects::hoist(&mut s);
-        objects::point(&mut s);
-        passes::rename(&mut s);
-        if s.expired() || size(&s.best_steps) >= before {
-            break;
-        }
+    rounds(&mut s);
+    if opts.headline && same_headline(&s.class, &s.class).is_some() && !s.expired() {
+        s.headline_only = true;
+        rounds(&mut s);
     }
     let timed_out = s.expired();
     ShrinkResult {
@@ -293,6 +311,31 @@ pub fn shrink(
         elapsed: started.elapsed(),
         timed_out,
         fault: s.fault,
+    }
+}
+
+/// The passes, round after round, until a round finds nothing smaller or
+/// the budget ends.
+fn rounds(s: &mut Shrinker) {
+    loop {
+        let before = size(&s.best_steps);
+        passes::delete_chunks(s);
+        passes::ticks(s);
+        passes::claims(s);
+        passes::time(s);
+        passes::snap_ticks(s);
+        let unscheduled = passes::unschedule(s);
+        if passes::values(s) || unscheduled {
+            // A reshaping kept at the same size pays off only through the
+            // deletions it opens: look for them in this round.
+            passes::delete_chunks(s);
+        }
+        objects::hoist(s);
+        objects::point(s);
+        passes::rename(s);
+        if s.expired() || size(&s.best_steps) >= before {
+            break;
+        }
     }
 }
 
@@ -307,6 +350,39 @@ mod tests {
             kind: "promise.create".into(),
             what,
         }
+    }
+
+    /// The headline is the response's facts: a candidate keeping them
+    /// and the kind keeps it, whatever it shows of the state; a class of
+    /// the state alone has none.
+    #[test]
+    fn a_headline_is_the_kind_and_the_responses_facts() {
+        let status = Difference::Status {
+            model: Some(409),
+            target: Some(200),
+        };
+        let resumes = Difference::State {
+            component: "resumes".into(),
+            change: StateChange::Missing,
+        };
+        let origin = class(vec![status.clone(), resumes.clone()]);
+        assert_eq!(
+            same_headline(&class(vec![status.clone()]), &origin),
+            Some(true)
+        );
+        assert_eq!(
+            same_headline(&class(vec![resumes.clone()]), &origin),
+            Some(false)
+        );
+        let other = Difference::Status {
+            model: Some(409),
+            target: Some(404),
+        };
+        assert_eq!(same_headline(&class(vec![other]), &origin), Some(false));
+        let mut other_kind = class(vec![status]);
+        other_kind.kind = "task.create".into();
+        assert_eq!(same_headline(&other_kind, &origin), Some(false));
+        assert_eq!(same_headline(&origin, &class(vec![resumes])), None);
     }
 
     #[test]

@@ -192,6 +192,7 @@ pub fn campaign(
                         check_state: spec.check_state,
                         time: spec.shrink_time,
                         candidates: None,
+                        headline: false,
                     };
                     let r = shrink(target, &mut checker, ex, &sopts, &mut std::io::sink());
                     if let Some(e) = r.fault {
