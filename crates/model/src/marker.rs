@@ -497,6 +497,14 @@ pub const AWAITERS_OF_SEVERAL: [Branch; 6] = [
     TIMEOUT.awaiters.mix,
 ];
 
+/// The settlement sites' "mix" of awaiters: the shapes a mix made around
+/// an acquired task reaches (gen's `walk::mixed_awaiters`).
+pub const AWAITERS_MIXED: [Branch; 3] = [
+    SETTLE.awaiters.mix,
+    FULFILL.awaiters.mix,
+    TIMEOUT.awaiters.mix,
+];
+
 /// A schedule's catch-up.
 pub(crate) const CATCH_UP: Count = Count {
     one: CATCH_UP_OCCURRENCES_ONE,

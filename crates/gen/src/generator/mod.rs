@@ -100,6 +100,11 @@ pub struct Generator {
     /// its list): the next steps take them first, while they stay well
     /// formed.
     plan: std::collections::VecDeque<Step>,
+    /// Whether a mix of awaiters made whole reached nothing wanted
+    /// ([`Generator::mixed`]): the model this generator aims with walks
+    /// no mix the way the aim wants (a baseline's deviant model), so the
+    /// case stops paying for it.
+    mix_dry: bool,
     /// [`clock::horizon`] of the state as it stands from the `now` it was
     /// computed from: the candidates of an aimed step all advance from one
     /// `now` on one state (a step taken clears it).
@@ -154,6 +159,7 @@ impl Generator {
             further: false,
             log: Vec::new(),
             plan: Default::default(),
+            mix_dry: false,
             ahead: (None, Vec::new()),
         }
     }
