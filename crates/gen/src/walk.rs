@@ -182,10 +182,11 @@ pub(crate) fn settlements_of(m: &Machine, id: &str, now: Time, spare: &str) -> V
 }
 
 /// The steps that make a mix of awaiters around acquired task `a` at
-/// `now` (none when `a` is not acquired on a live promise): `q` and `t`,
-/// fresh ids of `a`'s origin, created as tasks claimed by a walk's
-/// claimant; `a` suspended on `q`; `t` registered on `q` as a second
-/// awaiter, acquired, not suspended. Any settlement of `q` then walks a
+/// `now` (none when `a` is not acquired on a promise live a millisecond
+/// later): `q` and `t`, fresh ids of `a`'s origin, created as tasks
+/// claimed by a walk's claimant, `q` due before `a`, `t` after `q`; `a`
+/// suspended on `q`; `t` registered on `q` as a second awaiter, acquired,
+/// not suspended. Any settlement of `q` then walks a
 /// mix ([`settlements_of`] after these steps). A suspended awaiter is
 /// rare in the generator's states (a suspend parks only while what it
 /// awaits is pending, and the first settlement resumes it), and the
@@ -196,20 +197,28 @@ pub(crate) fn mixed_awaiters(m: &Machine, a: &str, now: Time, q: &str, t: &str) 
     let Some(task) = (m.state.get_task(a)).filter(|x| x.state == TaskState::Acquired) else {
         return Vec::new();
     };
-    if !m.state.get_promise(a).is_some_and(|p| p.is_live(now)) {
+    // `a` must outlive every settlement of `q`: the timer a walk moves the
+    // list onto, due a millisecond later, and `q`'s own deadline, kept
+    // before `a`'s. `t` outlives `q` (a tie would fire by id, and `t`'s
+    // timeout first would scrub it off `q`'s awaiters).
+    let Some(deadline) = (m.state.get_promise(a))
+        .filter(|p| p.is_live(now.saturating_add(1)))
+        .map(|p| p.timeout_at)
+    else {
         return Vec::new();
-    }
+    };
+    let q_deadline = now.saturating_add(TTL).min(deadline - 1);
     let at = |r| Step {
         now,
         op: Op::Request(r),
     };
-    let claimed = |id: &str| {
+    let claimed = |id: &str, timeout_at: Time| {
         at(Request::TaskCreate(TaskCreateReq {
             pid: crate::pools::PIDS[0].to_string(),
             ttl: TTL,
             action: PromiseCreateReq {
                 id: id.to_string(),
-                timeout_at: now.saturating_add(TTL),
+                timeout_at,
                 param: Default::default(),
                 tags: [(crate::pools::TARGET.to_string(), ADDRESS.to_string())].into(),
             },
@@ -220,8 +229,8 @@ pub(crate) fn mixed_awaiters(m: &Machine, a: &str, now: Time, q: &str, t: &str) 
         awaiter: awaiter.to_string(),
     };
     vec![
-        claimed(q),
-        claimed(t),
+        claimed(q, q_deadline),
+        claimed(t, now.saturating_add(TTL + 1)),
         at(Request::TaskSuspend(TaskSuspendReq {
             id: a.to_string(),
             version: task.version,
@@ -431,15 +440,22 @@ mod tests {
     }
 
     /// No mix is made around a task that is not acquired, nor around one
-    /// whose promise is past its deadline.
+    /// whose promise is not live a millisecond later; `q` is due before
+    /// the task's promise, `t` after `q`.
     #[test]
     fn no_mix_is_made_around_a_task_not_acquired_or_past_its_deadline() {
         let mut m = Machine::new(ServerConfig::default());
         m.apply(&Request::PromiseCreate(promise("a", true)), T0);
         m.apply(&task("p1", "b"), T0);
         assert!(mixed_awaiters(&m, "a", T0, "a.1", "a.2").is_empty());
-        assert!(mixed_awaiters(&m, "b", T0 + 600_000, "b.1", "b.2").is_empty());
-        assert!(!mixed_awaiters(&m, "b", T0 + 599_999, "b.1", "b.2").is_empty());
+        assert!(mixed_awaiters(&m, "b", T0 + 599_999, "b.1", "b.2").is_empty());
+        let made = mixed_awaiters(&m, "b", T0 + 599_998, "b.1", "b.2");
+        let deadline = |i: usize| match &made[i].op {
+            Op::Request(Request::TaskCreate(r)) => r.action.timeout_at,
+            op => panic!("{op:?}"),
+        };
+        assert_eq!(deadline(0), T0 + 599_999, "q is due before b");
+        assert!(deadline(1) > deadline(0), "t outlives q");
     }
 
     /// A claimant holding two tasks: one heartbeat names both at their

@@ -14,9 +14,9 @@
 //!   (`…/one_ahead`: `now` is one before the deadline) or one behind
 //!   (`…/one_past`), the three instants at which `<` for `≤` or `≥` for `>`
 //!   changes the answer. An instant is marked only where the comparison
-//!   decides the answer: where a later check refuses either way (a stale
-//!   version after a task's deadline, another awaited promise already
-//!   settled beside a suspend's), an off-by-one there would go unseen, and
+//!   decides the answer: where another check refuses either way (a stale
+//!   version after a task's deadline, another awaited promise of the same
+//!   suspend settled or expired), an off-by-one there would go unseen, and
 //!   a marker reached there would tell the steered generator the shape
 //!   was built when it was not;
 //! - **loop shapes**: where a handler or transition walks a list (a

@@ -1111,18 +1111,30 @@ fn a_stale_version_marks_no_instant_of_its_tasks_deadline() {
 }
 
 /// An awaited promise's instant is marked only where it decides the
-/// suspend's answer: with another awaited promise settled, the 300 comes
-/// at every instant, so none is marked.
+/// suspend's answer: with another awaited promise settled, or expired,
+/// the 300 comes at every instant, so none is marked; listed twice, both
+/// flip together, so each instant is marked.
 #[test]
 fn an_awaited_deadline_beside_a_settled_awaited_marks_no_instant() {
     let mut setup = suspend_awaited_site().setup;
     setup.push((T, promise_create("c", LATER, plain())));
     setup.push((T, promise_settle("c", PromiseState::Resolved)));
-    for now in [D - 1, D, D + 1] {
-        let marks = marks_at(&setup, &Last::Req(suspend("a", 1, &["b", "c"])), now);
-        for i in TASK_SUSPEND_AWAITED.all() {
-            assert!(!marks.contains(&i), "{i} in {marks:?}");
+    setup.push((T, promise_create("e", D - 5, plain())));
+    for other in ["c", "e"] {
+        for now in [D - 1, D, D + 1] {
+            let marks = marks_at(&setup, &Last::Req(suspend("a", 1, &["b", other])), now);
+            for i in TASK_SUSPEND_AWAITED.all() {
+                assert!(!marks.contains(&i), "{other}: {i} in {marks:?}");
+            }
         }
+    }
+    let twice = Last::Req(suspend("a", 1, &["b", "b"]));
+    for (now, i) in [(D - 1, 1), (D, 0), (D + 1, 2)] {
+        let marks = marks_at(&setup, &twice, now);
+        assert!(
+            marks.contains(&TASK_SUSPEND_AWAITED.all()[i]),
+            "{now}: {marks:?}"
+        );
     }
 }
 

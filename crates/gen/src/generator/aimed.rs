@@ -198,9 +198,10 @@ impl Generator {
     /// reaches something `aim` wants, while a settlement site's mix is
     /// wanted. A mix made whole that reached nothing wanted makes the
     /// generator stop trying (`mix_dry`): on the spec's model a mix made
-    /// whole always walks one at every site, so only a deviant model that
-    /// walks no mix there stops it, and a failed try costs a few dozen
-    /// model steps.
+    /// whole walks one at every site (`walk::mixed_awaiters` keeps the
+    /// task's promise live past each of them; tested at each), so what
+    /// stops it is a deviant model that walks no mix there, or kinds the
+    /// profile leaves out; a failed try costs a few dozen model steps.
     fn mixed(&mut self, aim: &Aim, stepper: &Stepper, since: Time) -> Option<Step> {
         if self.mix_dry || !aim.wants_any(&model::marker::AWAITERS_MIXED) {
             return None;
@@ -292,7 +293,7 @@ impl Generator {
     /// The first step of `steps`, the rest planned for the next steps.
     fn planned(&mut self, steps: Walk) -> Step {
         let mut steps = steps.into_iter();
-        let first = steps.next().expect("a walk or a clone has a step");
+        let first = steps.next().expect("a walk, a clone or a mix has a step");
         self.plan = steps.collect();
         first
     }
@@ -319,6 +320,9 @@ impl Generator {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
     use model::api::{PromiseCreateReq, Request, TaskCreateReq};
     use model::machine::Machine;
     use model::state::ServerConfig;
@@ -345,30 +349,40 @@ mod tests {
         m
     }
 
-    /// The first aimed steps of a generator aimed at the settlement
-    /// sites' mixes from [`one_acquired`], stepping with `stepper`.
+    /// A generator from [`one_acquired`] aimed further at the settlement
+    /// sites' mixes, stepping with `stepper`.
     fn aimed(stepper: &Stepper) -> Generator {
         let aim = Aim::new(model::marker::AWAITERS_MIXED);
-        let mut g = Generator::resume(one_acquired(), T0 + 5, &GenConfig::default(), stepper, 1)
+        Generator::resume(one_acquired(), T0 + 5, &GenConfig::default(), stepper, 1)
             .aimed_at(aim)
-            .aimed_further(Vec::new());
-        for _ in 0..3 {
-            g.next_step();
-        }
-        g
+            .aimed_further(Vec::new())
     }
 
     /// A model that never suspends (a deviant model's stand-in): the mix
     /// made around `a` is made whole and walks no mix, so the case stops
-    /// trying; on the spec's model it walks one and never stops.
+    /// trying (a second try takes no model step); on the spec's model it
+    /// walks one and is planned.
     #[test]
     fn a_mix_made_whole_that_walks_nothing_wanted_is_not_tried_again() {
-        let never_suspends = Stepper::new(|m, s: &Step| {
+        let steps = Arc::new(AtomicUsize::new(0));
+        let counted = steps.clone();
+        let never_suspends = Stepper::new(move |m, s: &Step| {
+            counted.fetch_add(1, Ordering::Relaxed);
             if !matches!(&s.op, Op::Request(Request::TaskSuspend(_))) {
                 crate::apply(m, s);
             }
         });
-        assert!(aimed(&never_suspends).mix_dry);
-        assert!(!aimed(&Stepper::spec()).mix_dry);
+        let aim = Aim::new(model::marker::AWAITERS_MIXED);
+        let mut g = aimed(&never_suspends);
+        let since = g.now;
+        assert!(g.mixed(&aim, &never_suspends, since).is_none());
+        let tried = steps.load(Ordering::Relaxed);
+        assert!(tried > 0 && g.mix_dry, "a try steps the model, then stops");
+        assert!(g.mixed(&aim, &never_suspends, since).is_none());
+        assert_eq!(steps.load(Ordering::Relaxed), tried, "tried again");
+        let spec = Stepper::spec();
+        let mut g = aimed(&spec);
+        assert!(g.mixed(&aim, &spec, since).is_some());
+        assert!(!g.mix_dry);
     }
 }

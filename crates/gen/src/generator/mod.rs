@@ -196,7 +196,9 @@ impl Generator {
     /// tried at the instants of the deadlines it names
     /// ([`crate::aim::instants`]), then the steps that walk the longest
     /// lists the state holds ([`crate::walk`]), then a clone of an element
-    /// of such a list followed by its walk ([`crate::clone`]). `history`
+    /// of such a list followed by its walk ([`crate::clone`]), then a mix
+    /// of awaiters made around an acquired task and its settlement
+    /// ([`crate::walk::mixed_awaiters`]). `history`
     /// is the steps that built its model (a kept prefix): what a clone
     /// replays, with the steps it takes itself.
     pub fn aimed_further(mut self, history: Vec<Step>) -> Self {

@@ -45,33 +45,41 @@ pub fn task_suspend(m: &mut Machine, req: &TaskSuspendReq, now: Time) -> TaskSus
     // Whether some awaited promise is settled, and whether some is pending
     // past its deadline: either makes the 300, each has its marker.
     let (mut settled, mut expired, mut not_live) = (false, false, 0);
+    // The one promise every not-live action names, unless they name
+    // several (`None` while none is not live).
+    let (mut lone, mut several) = (None::<&str>, false);
     for action in &req.actions {
-        match m.state.get_promise(&action.awaited) {
+        let live = match m.state.get_promise(&action.awaited) {
             None => {
                 m.hits.push(TASK_SUSPEND_AWAITED_NOT_FOUND_422);
                 return res(422);
             }
             Some(pa) if pa.state != PromiseState::Pending => {
                 settled = true;
-                not_live += 1;
+                false
             }
             Some(pa) => {
-                if pa.timeout_at <= now {
-                    expired = true;
-                    not_live += 1;
-                }
+                let live = pa.timeout_at > now;
+                expired |= !live;
+                live
             }
+        };
+        if !live {
+            not_live += 1;
+            several |= lone.is_some_and(|id| id != action.awaited);
+            lone = Some(&action.awaited);
         }
     }
     marker::SUSPEND_ACTIONS.record(&mut m.marks, req.actions.len(), not_live);
     // An awaited deadline's instant decides the answer only where no other
     // awaited promise is settled or expired (else the 300 comes either
-    // way): marked there alone, as the guard marks its deadline.
-    if not_live <= 1 {
+    // way): a live one while none is not live, an expired one while every
+    // not-live action names it (listed twice, both flip together). Marked
+    // there alone, as the guard marks its deadline.
+    if !several {
         for action in &req.actions {
             if let Some(pa) = m.state.get_promise(&action.awaited) {
-                let this = usize::from(pa.state != PromiseState::Pending || pa.timeout_at <= now);
-                if pa.state == PromiseState::Pending && not_live == this {
+                if pa.state == PromiseState::Pending && lone.is_none_or(|id| id == pa.id) {
                     marker::TASK_SUSPEND_AWAITED.record(&mut m.marks, pa.timeout_at, now);
                 }
             }
