@@ -161,12 +161,7 @@ pub(crate) fn settlements_of(m: &Machine, id: &str, now: Time, spare: &str) -> V
             op: Op::Tick,
         },
     ));
-    let task = promise(now.saturating_add(TTL), (crate::pools::TARGET, ADDRESS));
-    let claimed = Request::TaskCreate(TaskCreateReq {
-        pid: crate::pools::PIDS[0].to_string(),
-        ttl: TTL,
-        action: task,
-    });
+    let claimed = claimed(spare, now.saturating_add(TTL));
     let fulfilled = at(Request::TaskFulfill(TaskFulfillReq {
         id: spare.to_string(),
         version: 1,
@@ -186,8 +181,8 @@ pub(crate) fn settlements_of(m: &Machine, id: &str, now: Time, spare: &str) -> V
 /// later): `q` and `t`, fresh ids of `a`'s origin, created as tasks
 /// claimed by a walk's claimant, `q` due before `a`, `t` after `q`; `a`
 /// suspended on `q`; `t` registered on `q` as a second awaiter, acquired,
-/// not suspended. Any settlement of `q` then walks a
-/// mix ([`settlements_of`] after these steps). A suspended awaiter is
+/// not suspended. Any settlement of `q` then walks a mix
+/// ([`settlements_of`] after these steps). A suspended awaiter is
 /// rare in the generator's states (a suspend parks only while what it
 /// awaits is pending, and the first settlement resumes it), and the
 /// clone of one ([`crate::clone`]) needs one standing; an acquired task
@@ -212,25 +207,13 @@ pub(crate) fn mixed_awaiters(m: &Machine, a: &str, now: Time, q: &str, t: &str) 
         now,
         op: Op::Request(r),
     };
-    let claimed = |id: &str, timeout_at: Time| {
-        at(Request::TaskCreate(TaskCreateReq {
-            pid: crate::pools::PIDS[0].to_string(),
-            ttl: TTL,
-            action: PromiseCreateReq {
-                id: id.to_string(),
-                timeout_at,
-                param: Default::default(),
-                tags: [(crate::pools::TARGET.to_string(), ADDRESS.to_string())].into(),
-            },
-        }))
-    };
     let callback = |awaiter: &str| PromiseRegisterCallbackReq {
         awaited: q.to_string(),
         awaiter: awaiter.to_string(),
     };
     vec![
-        claimed(q, q_deadline),
-        claimed(t, now.saturating_add(TTL + 1)),
+        at(claimed(q, q_deadline)),
+        at(claimed(t, now.saturating_add(TTL + 1))),
         at(Request::TaskSuspend(TaskSuspendReq {
             id: a.to_string(),
             version: task.version,
@@ -238,6 +221,21 @@ pub(crate) fn mixed_awaiters(m: &Machine, a: &str, now: Time, q: &str, t: &str) 
         })),
         at(Request::PromiseRegisterCallback(callback(t))),
     ]
+}
+
+/// A task `id` created claimed by a walk's claimant, its promise due at
+/// `timeout_at`, for a lease of [`TTL`].
+fn claimed(id: &str, timeout_at: Time) -> Request {
+    Request::TaskCreate(TaskCreateReq {
+        pid: crate::pools::PIDS[0].to_string(),
+        ttl: TTL,
+        action: PromiseCreateReq {
+            id: id.to_string(),
+            timeout_at,
+            param: Default::default(),
+            tags: [(crate::pools::TARGET.to_string(), ADDRESS.to_string())].into(),
+        },
+    })
 }
 
 /// The tasks each claimant holds (a few of them), by claimant.

@@ -115,9 +115,10 @@ fn at(now: u64, r: Request) -> Step {
     }
 }
 
-/// Task `a.1` suspended on pending `a.2`, the only awaiter.
-fn one_suspended_awaiter() -> Vec<Step> {
-    let create = |id: &str, target: bool| PromiseCreateReq {
+/// Promise `id` due ten minutes after `T0`, with a task address if
+/// `target`.
+fn create(id: &str, target: bool) -> PromiseCreateReq {
+    PromiseCreateReq {
         id: id.into(),
         timeout_at: T0 + 600_000,
         param: Default::default(),
@@ -126,7 +127,20 @@ fn one_suspended_awaiter() -> Vec<Step> {
         } else {
             Default::default()
         },
-    };
+    }
+}
+
+/// The model after `history`.
+fn built(history: &[Step]) -> Machine {
+    let mut m = Machine::new(ServerConfig::default());
+    for s in history {
+        gen::apply(&mut m, s);
+    }
+    m
+}
+
+/// Task `a.1` suspended on pending `a.2`, the only awaiter.
+fn one_suspended_awaiter() -> Vec<Step> {
     vec![
         at(T0, Request::PromiseCreate(create("a.2", false))),
         at(
@@ -153,10 +167,7 @@ fn one_suspended_awaiter() -> Vec<Step> {
 
 /// The markers `steps` reach after `history`.
 fn reached_after(history: &[Step], steps: &[Step]) -> BTreeSet<Branch> {
-    let mut m = Machine::new(ServerConfig::default());
-    for s in history {
-        gen::apply(&mut m, s);
-    }
+    let mut m = built(history);
     m.take_marks();
     let mut out = BTreeSet::new();
     for s in steps {
@@ -173,10 +184,7 @@ fn reached_after(history: &[Step], steps: &[Step]) -> BTreeSet<Branch> {
 fn an_aimed_further_generator_clones_an_awaiter_for_the_settlements_all() {
     let history = one_suspended_awaiter();
     for seed in 1..=5 {
-        let mut m = Machine::new(ServerConfig::default());
-        for s in &history {
-            gen::apply(&mut m, s);
-        }
+        let m = built(&history);
         let all = marker::PROMISE_SETTLE_AWAITERS_RESUMED_ALL;
         let g = Generator::resume(m, T0 + 5, &GenConfig::default(), &Stepper::spec(), seed)
             .sharpened()
@@ -204,10 +212,7 @@ fn an_aimed_further_generator_clones_an_awaiter_short_for_the_settlements_mix() 
         ..GenConfig::default()
     };
     for seed in 1..=5 {
-        let mut m = Machine::new(ServerConfig::default());
-        for s in &history {
-            gen::apply(&mut m, s);
-        }
+        let m = built(&history);
         let g = Generator::resume(m, T0 + 5, &cfg, &Stepper::spec(), seed)
             .aimed_at(Aim::new([mix]))
             .aimed_further(history.clone());
@@ -230,19 +235,12 @@ fn an_aimed_further_generator_clones_an_awaiter_short_for_the_settlements_mix() 
 /// the task (two tasks created, a suspend, a callback) and walks it.
 #[test]
 fn an_aimed_further_generator_makes_a_mix_of_awaiters_around_an_acquired_task() {
-    let claimed = |id: &str| {
-        Request::TaskCreate(TaskCreateReq {
-            pid: "p1".into(),
-            ttl: 60_000,
-            action: PromiseCreateReq {
-                id: id.into(),
-                timeout_at: T0 + 600_000,
-                param: Default::default(),
-                tags: [("resonate:target".to_string(), "poll://any@w".to_string())].into(),
-            },
-        })
-    };
-    let history = vec![at(T0, claimed("a"))];
+    let claimed = Request::TaskCreate(TaskCreateReq {
+        pid: "p1".into(),
+        ttl: 60_000,
+        action: create("a", true),
+    });
+    let history = vec![at(T0, claimed)];
     let sites = [
         marker::PROMISE_SETTLE_AWAITERS_RESUMED_MIX,
         marker::TASK_FULFILL_AWAITERS_RESUMED_MIX,
@@ -250,10 +248,7 @@ fn an_aimed_further_generator_makes_a_mix_of_awaiters_around_an_acquired_task() 
     ];
     for mix in sites {
         for seed in 1..=5 {
-            let mut m = Machine::new(ServerConfig::default());
-            for s in &history {
-                gen::apply(&mut m, s);
-            }
+            let m = built(&history);
             let g = Generator::resume(m, T0 + 5, &GenConfig::default(), &Stepper::spec(), seed)
                 .aimed_at(Aim::new([mix]))
                 .aimed_further(history.clone());
@@ -277,10 +272,7 @@ fn an_aimed_further_generator_retimes_a_read_onto_a_deadline() {
         ..GenConfig::default()
     };
     for seed in 1..=5 {
-        let mut m = Machine::new(ServerConfig::default());
-        for s in &history {
-            gen::apply(&mut m, s);
-        }
+        let m = built(&history);
         let mut g = Generator::resume(m, T0 + 5, &cfg, &Stepper::spec(), seed)
             .aimed_at(Aim::new([want]))
             .aimed_further(history.clone());

@@ -147,7 +147,7 @@ impl Generator {
                 copies.push(short);
             }
             for copy in copies {
-                if let Some(step) = self.then_walked(aim, stepper, since, copy, &list, &spare) {
+                if let Ok(step) = self.then_walked(aim, stepper, since, copy, &list, &spare) {
                     return Some(step);
                 }
             }
@@ -158,7 +158,8 @@ impl Generator {
     /// The first step of `prefix` (its ill-formed steps left out) when,
     /// after it, a walk of `list` (`spare` a fresh id for
     /// [`crate::walk::settlements_of`]) reaches something `aim` wants: the
-    /// rest of the prefix and that walk are planned.
+    /// rest of the prefix and that walk are planned. Else whether the
+    /// prefix was whole (every step of it well formed where it fell).
     fn then_walked(
         &mut self,
         aim: &Aim,
@@ -167,8 +168,9 @@ impl Generator {
         prefix: Walk,
         list: &List,
         spare: &str,
-    ) -> Option<Step> {
-        let planned = self.machine.trial(|m| {
+    ) -> Result<Step, bool> {
+        let steps = prefix.len();
+        let (planned, whole) = self.machine.trial(|m| {
             let mut kept = Vec::new();
             for s in prefix {
                 if crate::well_formed(&s, m).is_ok() {
@@ -183,14 +185,21 @@ impl Generator {
                     vec![vec![crate::walk::heartbeat(m, pid, &ids, since)]]
                 }
             };
+            let whole = kept.len() == steps;
             let step = |m: &mut _, s: &Step| stepper.step(m, s);
             let walk = walks
                 .into_iter()
-                .find(|walk| crate::walk::reaches(m, walk, step, |h| aim.wants_any(h)))?;
-            (!kept.is_empty()).then(|| kept.into_iter().chain(walk).collect::<Walk>())
+                .find(|walk| crate::walk::reaches(m, walk, step, |h| aim.wants_any(h)));
+            let plan = walk.filter(|_| !kept.is_empty());
+            (
+                plan.map(|w| kept.into_iter().chain(w).collect::<Walk>()),
+                whole,
+            )
         });
-        let plan = planned.filter(|p| self.allows(p))?;
-        Some(self.planned(plan))
+        match planned.filter(|p| self.allows(p)) {
+            Some(plan) => Ok(self.planned(plan)),
+            None => Err(whole),
+        }
     }
 
     /// The first step of a mix of awaiters made around an acquired task
@@ -226,30 +235,16 @@ impl Generator {
                 continue;
             }
             let list = List::Awaiters(q.clone());
-            let whole = self.builds_whole(stepper, &prefix);
-            if let Some(step) = self.then_walked(aim, stepper, since, prefix, &list, &spare) {
-                return Some(step);
-            }
-            if whole {
-                self.mix_dry = true;
-                return None;
+            match self.then_walked(aim, stepper, since, prefix, &list, &spare) {
+                Ok(step) => return Some(step),
+                Err(true) => {
+                    self.mix_dry = true;
+                    return None;
+                }
+                Err(false) => {}
             }
         }
         None
-    }
-
-    /// Whether every step of `steps`, tried on the model in turn and
-    /// undone, is well formed where it falls.
-    fn builds_whole(&mut self, stepper: &Stepper, steps: &[Step]) -> bool {
-        self.machine.trial(|m| {
-            steps.iter().all(|s| {
-                let ok = crate::well_formed(s, m).is_ok();
-                if ok {
-                    stepper.step(m, s);
-                }
-                ok
-            })
-        })
     }
 
     /// The elements worth cloning for what `aim` wants, with their lists.

@@ -300,7 +300,7 @@ pub fn shrink(
         fault: None,
     };
     rounds(&mut s);
-    if opts.headline && same_headline(&s.class, &s.class).is_some() && !s.expired() {
+    if opts.headline && !s.class.response_facts().is_empty() && !s.expired() {
         s.headline_only = true;
         rounds(&mut s);
     }
