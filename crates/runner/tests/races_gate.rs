@@ -59,13 +59,23 @@ use std::time::Duration;
 
 use runner::stress::hunt::{hunt_durability, hunt_races, table, HuntOptions};
 
-fn options(dir: &std::path::Path) -> HuntOptions {
+/// The most operations a race's shrunk history may keep. The hunt is told
+/// it as its goal: a shrink that stopped above it on a loaded machine (a
+/// CI run once stopped `race-task.release` at 218 operations after its
+/// 1,000 re-runs, where an idle one reaches a handful) sends the hunt on
+/// to the next seeds.
+const RACE_OPS: usize = 24;
+/// The most operations a durability bug's shrunk history may keep.
+const DURABILITY_OPS: usize = 6;
+
+fn options(dir: &std::path::Path, most_ops: usize) -> HuntOptions {
     HuntOptions {
         runs: 5,
         epochs: 100,
         clients: 4,
         shrink_time: Duration::from_secs(300),
         shrink_reruns: Some(runner::stress::hunt::SHRINK_RERUNS),
+        shrink_goal: Some(most_ops),
         out_dir: dir.to_path_buf(),
         conform: env!("CARGO_BIN_EXE_conform").into(),
         race_window: runner::serve::races::DEFAULT_WINDOW,
@@ -93,9 +103,9 @@ fn gate(rows: Vec<runner::stress::hunt::Hunted>, log: Vec<u8>, most_ops: usize) 
 fn every_planted_race_is_found_and_shrunk() {
     let dir = tempfile::tempdir().unwrap();
     let mut log = Vec::new();
-    let rows = hunt_races(&[], &options(dir.path()), &mut log);
+    let rows = hunt_races(&[], &options(dir.path(), RACE_OPS), &mut log);
     assert_eq!(rows.len(), runner::serve::races::all().count());
-    gate(rows, log, 24);
+    gate(rows, log, RACE_OPS);
 }
 
 /// A shrunk durability bug is often a prefix and a crash alone (its epoch
@@ -107,7 +117,36 @@ fn every_planted_race_is_found_and_shrunk() {
 fn every_durability_bug_is_found_under_crashes_and_shrunk() {
     let dir = tempfile::tempdir().unwrap();
     let mut log = Vec::new();
-    let rows = hunt_durability(&[], &options(dir.path()), &mut log);
+    let rows = hunt_durability(&[], &options(dir.path(), DURABILITY_OPS), &mut log);
     assert_eq!(rows.len(), runner::serve::durability::ALL.len());
-    gate(rows, log, 6);
+    gate(rows, log, DURABILITY_OPS);
+}
+
+/// A shrink that stops above the goal (here every shrink: the goal is no
+/// operation at all) sends the hunt on to the next seed and the row keeps
+/// the smaller history; without a goal the first shrunk history ends it.
+#[test]
+fn a_shrink_above_the_goal_sends_the_hunt_to_the_next_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let bug = vec![runner::serve::durability::ALL[0].name.to_string()];
+    let seeds = |goal: Option<usize>| {
+        let o = HuntOptions {
+            runs: 2,
+            shrink_goal: goal,
+            ..options(dir.path(), DURABILITY_OPS)
+        };
+        let mut log = Vec::new();
+        let rows = hunt_durability(&bug, &o, &mut log);
+        let log = String::from_utf8_lossy(&log).to_string();
+        assert!(rows[0].found && rows[0].shrunk_ops.is_some(), "{log}");
+        (1..=2u64)
+            .filter(|s| log.contains(&format!("(seed {s})")))
+            .count()
+    };
+    assert_eq!(seeds(None), 1, "the first shrunk history ends the hunt");
+    assert_eq!(
+        seeds(Some(0)),
+        2,
+        "a shrink above the goal tries the next seed"
+    );
 }

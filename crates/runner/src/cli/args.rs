@@ -181,6 +181,11 @@ pub struct RacesArgs {
     /// the machine's load (0: none but `--shrink-time`).
     #[arg(long, default_value_t = runner::stress::hunt::SHRINK_RERUNS as u64, value_parser = within::<u64>(0, 1_000_000))]
     pub shrink_reruns: u64,
+    /// Operations a shrunk history should come down to: a bug whose
+    /// shrink stops above it is hunted on the next seeds too (up to
+    /// `--runs`) and the smallest history kept (0: the first shrunk one).
+    #[arg(long, default_value_t = 0, value_parser = within::<u64>(0, 1_000_000))]
+    pub shrink_goal: u64,
     /// Directory for the histories.
     #[arg(long, default_value = "traces/failures")]
     pub out_dir: PathBuf,

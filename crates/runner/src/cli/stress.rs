@@ -274,6 +274,7 @@ pub(super) fn races_cmd(a: RacesArgs) -> Result<Verdict, Failure> {
         clients: a.clients as usize,
         shrink_time: Duration::from_secs(a.shrink_time),
         shrink_reruns: (a.shrink_reruns > 0).then_some(a.shrink_reruns as usize),
+        shrink_goal: (a.shrink_goal > 0).then_some(a.shrink_goal as usize),
         out_dir: a.out_dir,
         conform,
         race_window: Duration::from_millis(a.race_window_ms),

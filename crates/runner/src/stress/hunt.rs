@@ -63,6 +63,12 @@ pub struct HuntOptions {
     pub shrink_time: Duration,
     /// Re-runs each shrink may make (`None`: only `shrink_time` bounds it).
     pub shrink_reruns: Option<usize>,
+    /// Operations a shrunk history should come down to: a shrink that
+    /// stops above it (its re-runs on a loaded machine seldom showed the
+    /// race again, so few candidates could be kept) sends the hunt on to
+    /// the next seeds for a smaller one, the smallest kept (`None`: the
+    /// first shrunk history ends the hunt).
+    pub shrink_goal: Option<usize>,
     /// Where histories go.
     pub out_dir: PathBuf,
     /// The `conform` binary, for the durability bugs' server processes.
@@ -208,9 +214,13 @@ fn hunt_one(
                 h.secs = started.elapsed().as_secs_f64();
             }
             if let Some((ops, clients)) = shrunk.as_deref().and_then(size_of) {
-                h.shrunk_ops = Some(ops);
-                h.shrunk_clients = Some(clients);
-                break;
+                if h.shrunk_ops.is_none_or(|best| ops < best) {
+                    h.shrunk_ops = Some(ops);
+                    h.shrunk_clients = Some(clients);
+                }
+                if o.shrink_goal.is_none_or(|goal| ops <= goal) {
+                    break;
+                }
             }
         }
     }
