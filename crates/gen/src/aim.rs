@@ -16,6 +16,8 @@
 
 use std::collections::BTreeSet;
 
+use rustc_hash::FxHashSet;
+
 use model::api::{PromiseSettleReq, Request, TaskFenceAction, TaskFulfillReq};
 use model::branch::Branch;
 use model::machine::Machine;
@@ -26,7 +28,9 @@ use crate::{Op, Step};
 /// The branches and markers a case still wants to reach.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Aim {
-    wanted: BTreeSet<Branch>,
+    /// Hashed, not ordered: an aimed step looks up every branch and marker
+    /// of each candidate it tries, and nothing reads the set in order.
+    wanted: FxHashSet<Branch>,
     /// The request kinds with a boundary marker still wanted (a marker's
     /// name starts with its handler's kind): only their requests are
     /// retimed ([`instants`]).

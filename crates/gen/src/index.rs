@@ -10,10 +10,11 @@
 //! generator always picked in, so a choice draws the same element the
 //! sorted list gave it and the traces are the ones they were.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
 use model::machine::Machine;
+use rustc_hash::{FxHashMap, FxHashSet};
 use model::state::{PromiseObject, Touched, TARGET};
 use model::types::{PromiseState, TaskState, Time};
 
@@ -57,7 +58,7 @@ impl Facts {
 /// found without trying every taken one.
 #[derive(Clone, Debug)]
 struct Slots {
-    used: HashSet<u64>,
+    used: FxHashSet<u64>,
     /// Every number from the base up to (not including) it is taken.
     low: u64,
 }
@@ -65,7 +66,7 @@ struct Slots {
 impl Slots {
     fn from(base: u64) -> Slots {
         Slots {
-            used: HashSet::new(),
+            used: FxHashSet::default(),
             low: base,
         }
     }
@@ -152,14 +153,14 @@ pub(crate) struct Index {
     origins: Ranked<Id>,
     /// Origins with at least two promises.
     pairs: Ranked<Id>,
-    by_origin: HashMap<String, Origin>,
+    by_origin: FxHashMap<String, Origin>,
     tasks: Ranked<Id>,
     by_state: [Ranked<Id>; 5],
     roots: Slots,
     /// Every promise's facts, under its shared id.
-    facts: HashMap<Id, Facts>,
+    facts: FxHashMap<Id, Facts>,
     /// Every task's state, under its shared id.
-    task_states: HashMap<Id, TaskState>,
+    task_states: FxHashMap<Id, TaskState>,
     /// What [`Index::origin`] reads for an origin with nothing in it.
     empty: Origin,
 }
@@ -176,12 +177,12 @@ impl Index {
             deadlines: BTreeSet::new(),
             origins: Ranked::default(),
             pairs: Ranked::default(),
-            by_origin: HashMap::new(),
+            by_origin: FxHashMap::default(),
             tasks: Ranked::default(),
             by_state: Default::default(),
             roots: Slots::from(0),
-            facts: HashMap::new(),
-            task_states: HashMap::new(),
+            facts: FxHashMap::default(),
+            task_states: FxHashMap::default(),
             empty: Origin::default(),
         };
         for p in m.state.promises() {
@@ -272,7 +273,7 @@ impl Index {
             .collect()
     }
 
-    fn origin_mut<'a>(by_origin: &'a mut HashMap<String, Origin>, o: &str) -> &'a mut Origin {
+    fn origin_mut<'a>(by_origin: &'a mut FxHashMap<String, Origin>, o: &str) -> &'a mut Origin {
         if !by_origin.contains_key(o) {
             by_origin.insert(o.to_string(), Origin::default());
         }
