@@ -14,9 +14,9 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
 use model::machine::Machine;
-use rustc_hash::{FxHashMap, FxHashSet};
 use model::state::{PromiseObject, Touched, TARGET};
 use model::types::{PromiseState, TaskState, Time};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::pools::{origin, root};
 use crate::ranked::Ranked;

@@ -105,9 +105,9 @@ fn soon(now: Time, rng: &mut TestRng) -> Time {
 /// The creation's deadline on an instant of `now` or soon, or, for a delayed
 /// task, its delay (its deadline kept after it).
 fn on_now(r: &mut PromiseCreateReq, now: Time, rng: &mut TestRng) {
-    if let Some(d) = r.tags.get_mut(DELAY) {
+    if r.tags.contains_key(DELAY) {
         let delay = instant(now, rng);
-        *d = delay.to_string();
+        r.tags.insert(DELAY.into(), delay.to_string());
         r.timeout_at = r.timeout_at.max(delay.saturating_add(1_000));
     } else {
         r.timeout_at = soon(now, rng);

@@ -6,6 +6,7 @@
 //! produce, and it keeps iteration deterministic.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -13,8 +14,87 @@ use serde::{Deserialize, Serialize};
 /// the wire (`i64 ≥ 0`) can carry. Sums saturate instead of overflowing.
 pub type Time = u64;
 
-/// `Tags := List (String × String)`, keyed (see the module doc).
-pub type Tags = BTreeMap<String, String>;
+/// `Tags := List (String × String)`, keyed (see the module doc), and
+/// shared: a promise's tags and its values' headers are copied into every
+/// record, response, journal entry and request about it, and written only
+/// where they are made, so a copy shares them (one count, no allocation)
+/// and a write copies them first ([`Arc::make_mut`]). It reads as the
+/// `BTreeMap` it holds.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Tags(Arc<BTreeMap<String, String>>);
+
+impl Tags {
+    /// No tags.
+    pub fn new() -> Tags {
+        Tags::default()
+    }
+
+    /// Set `key` to `value`; the value it replaces.
+    pub fn insert(&mut self, key: String, value: String) -> Option<String> {
+        Arc::make_mut(&mut self.0).insert(key, value)
+    }
+
+    /// Drop `key`; the value it had.
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        Arc::make_mut(&mut self.0).remove(key)
+    }
+
+    /// The map, to write in place.
+    pub fn make_mut(&mut self) -> &mut BTreeMap<String, String> {
+        Arc::make_mut(&mut self.0)
+    }
+}
+
+impl std::ops::Deref for Tags {
+    type Target = BTreeMap<String, String>;
+    fn deref(&self) -> &BTreeMap<String, String> {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Tags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl From<BTreeMap<String, String>> for Tags {
+    fn from(m: BTreeMap<String, String>) -> Tags {
+        Tags(Arc::new(m))
+    }
+}
+
+impl<const N: usize> From<[(String, String); N]> for Tags {
+    fn from(a: [(String, String); N]) -> Tags {
+        Tags(Arc::new(a.into()))
+    }
+}
+
+impl FromIterator<(String, String)> for Tags {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(it: I) -> Tags {
+        Tags(Arc::new(it.into_iter().collect()))
+    }
+}
+
+impl<'a> IntoIterator for &'a Tags {
+    type Item = (&'a String, &'a String);
+    type IntoIter = std::collections::btree_map::Iter<'a, String, String>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl Serialize for Tags {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Tags {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Tags, D::Error> {
+        BTreeMap::deserialize(d).map(Tags::from)
+    }
+}
 
 /// `Value`: headers and an optional data string.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -155,4 +235,42 @@ pub struct Schedule {
     pub last_run_at: Option<Time>,
     /// Creation time.
     pub created_at: Time,
+}
+
+#[cfg(test)]
+mod tags_tests {
+    use super::*;
+
+    /// A copy shares the map until one of them writes: the writer copies
+    /// first, so the other keeps what it had (a journal entry keeps the
+    /// tags its promise had before a write).
+    #[test]
+    fn a_write_to_shared_tags_leaves_the_other_copy_as_it_was() {
+        let mut a = Tags::from([("k".to_string(), "1".to_string())]);
+        let b = a.clone();
+        assert!(Arc::ptr_eq(&a.0, &b.0), "a copy shares");
+        a.insert("k".into(), "2".into());
+        a.insert("l".into(), "3".into());
+        assert_eq!(b.get("k").map(String::as_str), Some("1"));
+        assert_eq!(b.len(), 1);
+        assert_eq!(a.get("k").map(String::as_str), Some("2"));
+        a.remove("l");
+        a.make_mut().clear();
+        assert!(a.is_empty() && !b.is_empty());
+    }
+
+    /// On the wire and in files, tags are the JSON object of their map.
+    #[test]
+    fn tags_read_and_write_as_their_map() {
+        let m: BTreeMap<String, String> =
+            [("a".into(), "x".into()), ("b".into(), "y".into())].into();
+        let t = Tags::from(m.clone());
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(json, serde_json::to_string(&m).unwrap());
+        assert_eq!(serde_json::from_str::<Tags>(&json).unwrap(), t);
+        assert_eq!(format!("{t:?}"), format!("{m:?}"));
+        assert_eq!((&t).into_iter().count(), 2);
+        let pairs = t.iter().map(|(k, v)| (k.clone(), v.clone()));
+        assert_eq!(pairs.collect::<Tags>(), t);
+    }
 }

@@ -23,7 +23,7 @@ pub fn rename_all(steps: &[Step], ids: &mut Renamer) -> Vec<Step> {
         }
         for tags in tags_mut(r) {
             for key in ["resonate:origin", "resonate:branch", "resonate:parent"] {
-                if let Some(v) = tags.get_mut(key) {
+                if let Some(v) = tags.make_mut().get_mut(key) {
                     *v = ids.map(v);
                 }
             }
@@ -67,7 +67,7 @@ fn retime(steps: &[Step], from: usize, f: impl Fn(u64) -> u64) -> Vec<Step> {
                 *t = f(*t);
             }
             for tags in tags_mut(r) {
-                if let Some(d) = tags.get_mut(DELAY) {
+                if let Some(d) = tags.make_mut().get_mut(DELAY) {
                     if let Ok(n) = d.parse::<u64>() {
                         *d = f(n).to_string();
                     }

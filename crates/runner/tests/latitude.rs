@@ -4,8 +4,6 @@
 //! materialised read, a lease expired early-but-due); the checker must
 //! accept each, and must still reject what the spec forbids.
 
-use std::collections::BTreeMap;
-
 use gen::{Op, Step};
 use model::api::*;
 use model::machine::{Machine, Timer};
@@ -16,15 +14,15 @@ use runner::profile::Profile;
 use runner::snapshot::Snap;
 use runner::target::{Target, TargetError};
 
-fn target_tags() -> BTreeMap<String, String> {
+fn target_tags() -> model::types::Tags {
     [("resonate:target".to_string(), "http://w".to_string())].into()
 }
 
-fn timer_tags() -> BTreeMap<String, String> {
+fn timer_tags() -> model::types::Tags {
     [("resonate:timer".to_string(), "true".to_string())].into()
 }
 
-fn create(id: &str, timeout_at: u64, tags: BTreeMap<String, String>) -> Request {
+fn create(id: &str, timeout_at: u64, tags: model::types::Tags) -> Request {
     Request::PromiseCreate(PromiseCreateReq {
         id: id.into(),
         timeout_at,

@@ -3,8 +3,6 @@
 //! Each tolerance is tested both ways: what an allowed order or firing
 //! explains passes, what none explains fails (and says where).
 
-use std::collections::BTreeMap;
-
 use deviate::Deviant;
 use gen::{Op, Step};
 use model::api::*;
@@ -35,7 +33,7 @@ fn header(clients: usize) -> HistoryHeader {
     }
 }
 
-fn target_tags() -> BTreeMap<String, String> {
+fn target_tags() -> model::types::Tags {
     [("resonate:target".to_string(), "http://w".to_string())].into()
 }
 

@@ -205,7 +205,7 @@ impl Hooks for ScheduleGetDropsTags {
         let mut res = next(m, req, now);
         if let (Request::ScheduleGet(_), Response::Schedule(r)) = (req, &mut res) {
             if let Some(s) = r.schedule.as_mut() {
-                s.promise_tags.clear();
+                s.promise_tags = Default::default();
             }
         }
         res

@@ -6,11 +6,9 @@
 //! milliseconds; `M1`, `M2` are the first two whole minutes after `T0`
 //! (the occurrences of `* * * * *`).
 
-use std::collections::BTreeMap;
-
 use gen::{Op, Step};
 use model::api::*;
-use model::types::{PromiseState, Time, Value};
+use model::types::{PromiseState, Tags, Time, Value};
 
 /// The `now` witnesses start at.
 pub const T0: Time = 1_700_000_000_000;
@@ -39,7 +37,7 @@ pub fn tick(now: Time) -> Step {
 }
 
 /// Tags from pairs.
-pub fn tags(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+pub fn tags(pairs: &[(&str, &str)]) -> Tags {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -47,26 +45,26 @@ pub fn tags(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 }
 
 /// The tag that makes a promise a task's: `resonate:target`.
-pub fn target() -> BTreeMap<String, String> {
+pub fn target() -> Tags {
     tags(&[("resonate:target", "poll://any@w")])
 }
 
 /// The tag that makes a promise a timer: `resonate:timer = true`.
-pub fn timer() -> BTreeMap<String, String> {
+pub fn timer() -> Tags {
     tags(&[("resonate:timer", "true")])
 }
 
 /// No tags: an internal promise (no target, no timer, no timeout armed).
-pub fn none() -> BTreeMap<String, String> {
-    BTreeMap::new()
+pub fn none() -> Tags {
+    Tags::new()
 }
 
 /// `promise.create` of `id` with `tags`, deadline `timeout_at`.
-pub fn create(id: &str, timeout_at: Time, tags: BTreeMap<String, String>) -> Request {
+pub fn create(id: &str, timeout_at: Time, tags: Tags) -> Request {
     Request::PromiseCreate(create_req(id, timeout_at, tags))
 }
 
-fn create_req(id: &str, timeout_at: Time, tags: BTreeMap<String, String>) -> PromiseCreateReq {
+fn create_req(id: &str, timeout_at: Time, tags: Tags) -> PromiseCreateReq {
     PromiseCreateReq {
         id: id.into(),
         timeout_at,
