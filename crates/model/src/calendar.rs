@@ -12,8 +12,8 @@
 //! yields `after + 60 000` (the server's fallback). Templates replace
 //! `{{.id}}` with the schedule id and `{{.timestamp}}` with the fire time.
 
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt::Debug;
 use std::str::FromStr;
 
@@ -58,11 +58,11 @@ const CACHED_RUNS: usize = 1024;
 /// next runs asked of it, by the whole second they were asked after.
 struct Remembered {
     schedule: Option<cron::Schedule>,
-    runs: HashMap<Time, Option<Time>>,
+    runs: FxHashMap<Time, Option<Time>>,
 }
 
 thread_local! {
-    static PARSED: RefCell<HashMap<String, Remembered>> = RefCell::new(HashMap::new());
+    static PARSED: RefCell<FxHashMap<String, Remembered>> = RefCell::new(FxHashMap::default());
 }
 
 /// `f` of what this thread remembers of `cron`: parsing (the `cron` crate's
@@ -80,7 +80,7 @@ fn with_remembered<R>(cron: &str, f: impl FnOnce(&mut Remembered) -> R) -> R {
             }
             let fresh = Remembered {
                 schedule: parse(cron),
-                runs: HashMap::new(),
+                runs: FxHashMap::default(),
             };
             parsed.insert(cron.to_string(), fresh);
         }
