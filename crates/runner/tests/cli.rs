@@ -603,6 +603,7 @@ const NUMERIC: &[Numeric] = &[
     n("races", "clients", 2, 64),
     n("races", "shrink-time", 1, 3_600),
     n("races", "shrink-reruns", 0, 1_000_000),
+    n("races", "shrink-goal", 0, 1_000_000),
     n("races", "search-budget", 1, u64::MAX),
     n("races", "race-window-ms", 1, 1_000),
     n("replay-history", "attempts", 1, 1_000),
