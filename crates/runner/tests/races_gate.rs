@@ -123,13 +123,14 @@ fn every_durability_bug_is_found_under_crashes_and_shrunk() {
 }
 
 /// A shrink that stops above the goal (here every shrink: the goal is no
-/// operation at all) sends the hunt on to the next seed and the row keeps
-/// the smaller history; without a goal the first shrunk history ends it.
+/// operation at all) sends the hunt on to the next seed, and the row keeps
+/// the smallest history with its seed; without a goal the first shrunk
+/// history ends the hunt.
 #[test]
 fn a_shrink_above_the_goal_sends_the_hunt_to_the_next_seed() {
-    let dir = tempfile::tempdir().unwrap();
     let bug = vec![runner::serve::durability::ALL[0].name.to_string()];
-    let seeds = |goal: Option<usize>| {
+    let hunt = |goal: Option<usize>| {
+        let dir = tempfile::tempdir().unwrap();
         let o = HuntOptions {
             runs: 2,
             shrink_goal: goal,
@@ -138,15 +139,39 @@ fn a_shrink_above_the_goal_sends_the_hunt_to_the_next_seed() {
         let mut log = Vec::new();
         let rows = hunt_durability(&bug, &o, &mut log);
         let log = String::from_utf8_lossy(&log).to_string();
-        assert!(rows[0].found && rows[0].shrunk_ops.is_some(), "{log}");
-        (1..=2u64)
-            .filter(|s| log.contains(&format!("(seed {s})")))
-            .count()
+        // The size of each seed's shrunk history, read back from its file.
+        let shrunk: Vec<(u64, usize)> = (1..=2u64)
+            .filter_map(|s| {
+                let tag = format!("(seed {s}): shrunk to ");
+                let line = log.lines().find(|l| l.contains(&tag))?;
+                let path = line.rsplit(": ").next()?;
+                let text = std::fs::read_to_string(path).ok()?;
+                Some((s, runner::lin::history::parse(&text).ok()?.len()))
+            })
+            .collect();
+        (rows[0].clone(), shrunk, log)
     };
-    assert_eq!(seeds(None), 1, "the first shrunk history ends the hunt");
+    let (row, shrunk, log) = hunt(None);
+    assert!(row.found, "{log}");
     assert_eq!(
-        seeds(Some(0)),
+        shrunk.len(),
+        1,
+        "the first shrunk history ends the hunt:\n{log}"
+    );
+    assert_eq!(
+        (row.shrunk_seed, row.shrunk_ops),
+        (Some(shrunk[0].0), Some(shrunk[0].1))
+    );
+    let (row, shrunk, log) = hunt(Some(0));
+    assert_eq!(
+        shrunk.len(),
         2,
-        "a shrink above the goal tries the next seed"
+        "a shrink above the goal tries the next seed:\n{log}"
+    );
+    let best = shrunk.iter().min_by_key(|(_, n)| *n).unwrap();
+    assert_eq!(
+        (row.shrunk_seed, row.shrunk_ops),
+        (Some(best.0), Some(best.1)),
+        "{log}"
     );
 }

@@ -281,13 +281,14 @@ pub(super) fn races_cmd(a: RacesArgs) -> Result<Verdict, Failure> {
         search_budget: a.search_budget,
     };
     say!(
-        "conform {} races: runs {} epochs {} clients {} shrink-time {}s shrink-reruns {} search-budget {}",
+        "conform {} races: runs {} epochs {} clients {} shrink-time {}s shrink-reruns {} shrink-goal {} search-budget {}",
         env!("CARGO_PKG_VERSION"),
         o.runs,
         o.epochs,
         o.clients,
         a.shrink_time,
         a.shrink_reruns,
+        a.shrink_goal,
         o.search_budget
     );
     let mut out = std::io::stdout();

@@ -44,8 +44,13 @@ pub struct Hunted {
     pub ops: usize,
     /// Seconds until it was found.
     pub secs: f64,
-    /// Operations in the shrunk history (prefix and concurrent epoch).
+    /// Operations in the smallest shrunk history (prefix and concurrent
+    /// epoch).
     pub shrunk_ops: Option<usize>,
+    /// The seed of the run whose shrink that history is: with a shrink
+    /// goal ([`HuntOptions::shrink_goal`]) a later seed than the first
+    /// find's may give it.
+    pub shrunk_seed: Option<u64>,
     /// Clients the shrunk history's concurrent epoch uses.
     pub shrunk_clients: Option<usize>,
 }
@@ -147,6 +152,7 @@ fn not_found(name: &str, spec: &str) -> Hunted {
         ops: 0,
         secs: 0.0,
         shrunk_ops: None,
+        shrunk_seed: None,
         shrunk_clients: None,
     }
 }
@@ -207,7 +213,8 @@ fn hunt_one(
             // The first find is the row's (its seed, steps and time); a
             // find whose failing epoch did not show again when re-run (a
             // race shows in some interleavings only) is not shrunk, and
-            // the next seeds are tried for one that is.
+            // the next seeds are tried for one that is; so is a shrink
+            // that stopped above the goal, the smallest history kept.
             if !h.found {
                 h.found = true;
                 h.seed = seed;
@@ -217,6 +224,7 @@ fn hunt_one(
                 if h.shrunk_ops.is_none_or(|best| ops < best) {
                     h.shrunk_ops = Some(ops);
                     h.shrunk_clients = Some(clients);
+                    h.shrunk_seed = Some(seed);
                 }
                 if o.shrink_goal.is_none_or(|goal| ops <= goal) {
                     break;
@@ -260,8 +268,12 @@ pub fn table(rows: &[Hunted]) -> String {
             r.ops,
             r.secs,
             r.shrunk_ops.map_or("-".into(), |n| format!(
-                "{n} ops/{}c",
-                r.shrunk_clients.unwrap_or(0)
+                "{n} ops/{}c{}",
+                r.shrunk_clients.unwrap_or(0),
+                // The seed of the history, where it is not the find's.
+                r.shrunk_seed
+                    .filter(|s| *s != r.seed)
+                    .map_or(String::new(), |s| format!(" s{s}"))
             )),
         ));
     }
