@@ -35,6 +35,10 @@ mkdir -p "$out"
 echo "== the Python server"
 "$conform" baseline py
 log="$out/shim.log"
+# Emptied first: the server's redirection truncates it only once its
+# process runs, and a log left by an earlier run (an older port) must not
+# be read as this server's.
+: >"$log"
 "$python" scripts/py-server/server.py --port 0 >"$log" 2>&1 &
 pid=$!
 url=""

@@ -32,6 +32,7 @@ for mode in $modes; do
     echo "== the TypeScript server, timeout mode $mode"
     "$conform" baseline "ts-$mode"
     log="$out/shim-$mode.log"
+    : >"$log"  # not an earlier run's log: see check-py.sh
     node scripts/ts-server/server.mjs --port 0 --timeout-mode "$mode" >"$log" 2>&1 &
     pid=$!
     url=""

@@ -105,7 +105,7 @@ impl Drop for Shim {
 
 /// `kind` with `data` at `now`; the envelope, after checking its status.
 fn call(t: &mut HttpTarget, kind: &str, data: Value, now: u64, status: u16) -> Value {
-    let env = t.call(kind, data, Some(now)).unwrap();
+    let env = t.call(kind, &data, Some(now)).unwrap();
     assert_eq!(envelope_status(&env), Some(status), "{kind}: {env}");
     env
 }

@@ -7,15 +7,23 @@
 //! always written, as an SDK does. Nested actions carry a head of their own
 //! with the outer `corrId`.
 
-use serde_json::{json, Map, Value as Json};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::{json, Value as Json};
 
 use super::PROTOCOL_VERSION;
 use crate::api::*;
-use crate::types::{Tags, Value};
 
 /// The `data` object of `req` (nested action heads get an empty `corrId`).
 pub fn encode_request(req: &Request) -> Json {
-    data(req, "")
+    serde_json::to_value(request_data(req)).expect("a request always serialises")
+}
+
+/// The `data` object of `req`, to serialise straight to bytes (what
+/// [`encode_request`] gives as JSON): a harness sends a request a step,
+/// and building the JSON value first cost as much as serialising it.
+pub fn request_data(req: &Request) -> Data<'_> {
+    Data { req, corr_id: "" }
 }
 
 /// The whole envelope of `req`: `{kind, head: {corrId, version,
@@ -25,128 +33,193 @@ pub fn request_envelope(req: &Request, corr_id: &str, debug_time: Option<u64>) -
     if let Some(t) = debug_time {
         head["resonate:debug_time"] = json!(t);
     }
-    json!({"kind": req.kind(), "head": head, "data": data(req, corr_id)})
+    let data = serde_json::to_value(Data { req, corr_id }).expect("a request always serialises");
+    json!({"kind": req.kind(), "head": head, "data": data})
 }
 
-fn data(req: &Request, corr_id: &str) -> Json {
-    let nested = |kind: &str, data: Json| {
-        json!({
-            "kind": kind,
-            "head": {"corrId": corr_id, "version": PROTOCOL_VERSION},
-            "data": data,
-        })
-    };
-    match req {
-        Request::PromiseGet(r) => json!({"id": r.id}),
-        Request::PromiseCreate(r) => create(r),
-        Request::PromiseSettle(r) => settle(r),
-        Request::PromiseRegisterCallback(r) => callback(r),
-        Request::PromiseRegisterListener(r) => {
-            json!({"awaited": r.awaited, "address": r.address})
-        }
-        Request::PromiseSearch(r) => {
-            let mut m = Map::new();
-            put(&mut m, "state", r.state.map(|s| s.as_str()));
-            if !r.tags.is_empty() {
-                m.insert("tags".into(), tags(&r.tags));
+/// A request's `data`, serialised as the wire has it (see the module doc):
+/// nested actions carry a head with `corr_id`.
+#[derive(Clone, Copy, Debug)]
+pub struct Data<'a> {
+    req: &'a Request,
+    corr_id: &'a str,
+}
+
+/// A map of these entries, in order.
+macro_rules! map {
+    ($s:expr; $($k:literal => $v:expr),* $(,)?) => {{
+        let mut m = $s.serialize_map(None)?;
+        $(m.serialize_entry($k, $v)?;)*
+        m.end()
+    }};
+}
+
+impl Serialize for Data<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let nested = |kind, data| Nested {
+            kind,
+            corr_id: self.corr_id,
+            data,
+        };
+        match self.req {
+            Request::PromiseGet(r) => map!(s; "id" => &r.id),
+            Request::PromiseCreate(r) => Create(r).serialize(s),
+            Request::PromiseSettle(r) => Settle(r).serialize(s),
+            Request::PromiseRegisterCallback(r) => Callback(r).serialize(s),
+            Request::PromiseRegisterListener(r) => {
+                map!(s; "awaited" => &r.awaited, "address" => &r.address)
             }
-            put(&mut m, "limit", r.limit);
-            put(&mut m, "cursor", r.cursor.as_deref());
-            Json::Object(m)
-        }
-        Request::TaskGet(r) => json!({"id": r.id}),
-        Request::TaskCreate(r) => json!({
-            "pid": r.pid,
-            "ttl": r.ttl,
-            "action": nested("promise.create", create(&r.action)),
-        }),
-        Request::TaskAcquire(r) => {
-            json!({"id": r.id, "version": r.version, "pid": r.pid, "ttl": r.ttl})
-        }
-        Request::TaskFence(r) => {
-            let action = match &r.action {
-                TaskFenceAction::Create(c) => nested("promise.create", create(c)),
-                TaskFenceAction::Settle(s) => nested("promise.settle", settle(s)),
-            };
-            json!({"id": r.id, "version": r.version, "action": action})
-        }
-        Request::TaskHeartbeat(r) => {
-            let tasks: Vec<Json> = r
-                .tasks
-                .iter()
-                .map(|t| json!({"id": t.id, "version": t.version}))
-                .collect();
-            json!({"pid": r.pid, "tasks": tasks})
-        }
-        Request::TaskSuspend(r) => {
-            let actions: Vec<Json> = r
-                .actions
-                .iter()
-                .map(|a| nested("promise.register_callback", callback(a)))
-                .collect();
-            json!({"id": r.id, "version": r.version, "actions": actions})
-        }
-        Request::TaskFulfill(r) => json!({
-            "id": r.id,
-            "version": r.version,
-            "action": nested("promise.settle", settle(&r.action)),
-        }),
-        Request::TaskRelease(r) => json!({"id": r.id, "version": r.version}),
-        Request::TaskHalt(r) => json!({"id": r.id}),
-        Request::TaskContinue(r) => json!({"id": r.id}),
-        Request::TaskSearch(r) => {
-            let mut m = Map::new();
-            put(&mut m, "state", r.state.map(|s| s.as_str()));
-            put(&mut m, "limit", r.limit);
-            put(&mut m, "cursor", r.cursor.as_deref());
-            Json::Object(m)
-        }
-        Request::ScheduleGet(r) => json!({"id": r.id}),
-        Request::ScheduleCreate(r) => json!({
-            "id": r.id,
-            "cron": r.cron,
-            "promiseId": r.promise_id,
-            "promiseTimeout": r.promise_timeout,
-            "promiseParam": value(&r.promise_param),
-            "promiseTags": tags(&r.promise_tags),
-        }),
-        Request::ScheduleDelete(r) => json!({"id": r.id}),
-        Request::ScheduleSearch(r) => {
-            let mut m = Map::new();
-            put(&mut m, "limit", r.limit);
-            put(&mut m, "cursor", r.cursor.as_deref());
-            Json::Object(m)
+            Request::PromiseSearch(r) => {
+                let mut m = s.serialize_map(None)?;
+                opt(&mut m, "state", r.state.map(|s| s.as_str()))?;
+                if !r.tags.is_empty() {
+                    m.serialize_entry("tags", &r.tags)?;
+                }
+                opt(&mut m, "limit", r.limit)?;
+                opt(&mut m, "cursor", r.cursor.as_deref())?;
+                m.end()
+            }
+            Request::TaskGet(r) => map!(s; "id" => &r.id),
+            Request::TaskCreate(r) => map!(s;
+                "pid" => &r.pid,
+                "ttl" => &r.ttl,
+                "action" => &nested("promise.create", Action::Create(&r.action)),
+            ),
+            Request::TaskAcquire(r) => map!(s;
+                "id" => &r.id, "version" => &r.version, "pid" => &r.pid, "ttl" => &r.ttl,
+            ),
+            Request::TaskFence(r) => {
+                let action = match &r.action {
+                    TaskFenceAction::Create(c) => nested("promise.create", Action::Create(c)),
+                    TaskFenceAction::Settle(a) => nested("promise.settle", Action::Settle(a)),
+                };
+                map!(s; "id" => &r.id, "version" => &r.version, "action" => &action)
+            }
+            Request::TaskHeartbeat(r) => {
+                let tasks: Vec<Held> = r.tasks.iter().map(Held).collect();
+                map!(s; "pid" => &r.pid, "tasks" => &tasks)
+            }
+            Request::TaskSuspend(r) => {
+                let actions: Vec<Nested> = (r.actions.iter())
+                    .map(|a| nested("promise.register_callback", Action::Callback(a)))
+                    .collect();
+                map!(s; "id" => &r.id, "version" => &r.version, "actions" => &actions)
+            }
+            Request::TaskFulfill(r) => map!(s;
+                "id" => &r.id,
+                "version" => &r.version,
+                "action" => &nested("promise.settle", Action::Settle(&r.action)),
+            ),
+            Request::TaskRelease(r) => map!(s; "id" => &r.id, "version" => &r.version),
+            Request::TaskHalt(r) => map!(s; "id" => &r.id),
+            Request::TaskContinue(r) => map!(s; "id" => &r.id),
+            Request::TaskSearch(r) => {
+                let mut m = s.serialize_map(None)?;
+                opt(&mut m, "state", r.state.map(|s| s.as_str()))?;
+                opt(&mut m, "limit", r.limit)?;
+                opt(&mut m, "cursor", r.cursor.as_deref())?;
+                m.end()
+            }
+            Request::ScheduleGet(r) => map!(s; "id" => &r.id),
+            Request::ScheduleCreate(r) => map!(s;
+                "id" => &r.id,
+                "cron" => &r.cron,
+                "promiseId" => &r.promise_id,
+                "promiseTimeout" => &r.promise_timeout,
+                "promiseParam" => &r.promise_param,
+                "promiseTags" => &r.promise_tags,
+            ),
+            Request::ScheduleDelete(r) => map!(s; "id" => &r.id),
+            Request::ScheduleSearch(r) => {
+                let mut m = s.serialize_map(None)?;
+                opt(&mut m, "limit", r.limit)?;
+                opt(&mut m, "cursor", r.cursor.as_deref())?;
+                m.end()
+            }
         }
     }
 }
 
-fn create(r: &PromiseCreateReq) -> Json {
-    json!({
-        "id": r.id,
-        "timeoutAt": r.timeout_at,
-        "param": value(&r.param),
-        "tags": tags(&r.tags),
-    })
+/// `key: v` when there is a `v`: optional fields are left out.
+fn opt<M: SerializeMap, T: Serialize>(m: &mut M, key: &str, v: Option<T>) -> Result<(), M::Error> {
+    match v {
+        Some(v) => m.serialize_entry(key, &v),
+        None => Ok(()),
+    }
 }
 
-fn settle(r: &PromiseSettleReq) -> Json {
-    json!({"id": r.id, "state": r.state.as_str(), "value": value(&r.value)})
+/// A nested action's envelope: `{kind, head: {corrId, version}, data}`.
+#[derive(Debug)]
+struct Nested<'a> {
+    kind: &'static str,
+    corr_id: &'a str,
+    data: Action<'a>,
 }
 
-fn callback(r: &PromiseRegisterCallbackReq) -> Json {
-    json!({"awaited": r.awaited, "awaiter": r.awaiter})
+impl Serialize for Nested<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let head = Head(self.corr_id);
+        map!(s; "kind" => self.kind, "head" => &head, "data" => &self.data)
+    }
 }
 
-fn value(v: &Value) -> Json {
-    serde_json::to_value(v).expect("a Value always serializes")
+struct Head<'a>(&'a str);
+
+impl Serialize for Head<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        map!(s; "corrId" => self.0, "version" => PROTOCOL_VERSION)
+    }
 }
 
-fn tags(t: &Tags) -> Json {
-    serde_json::to_value(t).expect("tags always serialize")
+/// The actions a request nests.
+#[derive(Debug)]
+enum Action<'a> {
+    Create(&'a PromiseCreateReq),
+    Settle(&'a PromiseSettleReq),
+    Callback(&'a PromiseRegisterCallbackReq),
 }
 
-fn put<T: serde::Serialize>(m: &mut Map<String, Json>, key: &str, v: Option<T>) {
-    if let Some(v) = v {
-        m.insert(key.into(), json!(v));
+impl Serialize for Action<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Action::Create(r) => Create(r).serialize(s),
+            Action::Settle(r) => Settle(r).serialize(s),
+            Action::Callback(r) => Callback(r).serialize(s),
+        }
+    }
+}
+
+struct Create<'a>(&'a PromiseCreateReq);
+
+impl Serialize for Create<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        map!(s; "id" => &r.id, "timeoutAt" => &r.timeout_at, "param" => &r.param, "tags" => &r.tags)
+    }
+}
+
+struct Settle<'a>(&'a PromiseSettleReq);
+
+impl Serialize for Settle<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        map!(s; "id" => &r.id, "state" => r.state.as_str(), "value" => &r.value)
+    }
+}
+
+struct Callback<'a>(&'a PromiseRegisterCallbackReq);
+
+impl Serialize for Callback<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        map!(s; "awaited" => &self.0.awaited, "awaiter" => &self.0.awaiter)
+    }
+}
+
+/// A task a heartbeat names.
+struct Held<'a>(&'a TaskRef);
+
+impl Serialize for Held<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        map!(s; "id" => &self.0.id, "version" => &self.0.version)
     }
 }

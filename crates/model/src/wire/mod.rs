@@ -28,7 +28,7 @@ use std::fmt;
 use crate::api::{Request, Response};
 
 pub use decode::{decode_envelope, decode_request, open_envelope, Envelope};
-pub use encode::{encode_request, request_envelope};
+pub use encode::{encode_request, request_data, request_envelope, Data};
 pub use response::{
     decode_response, encode_response, status_message, success_data, DataField, DataFields,
 };

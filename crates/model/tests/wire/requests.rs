@@ -24,6 +24,21 @@ fn every_kind_round_trips() {
     assert_eq!(kinds, KINDS.to_vec());
 }
 
+/// What a harness sends, the data serialised straight from the request,
+/// is byte for byte the JSON [`encode_request`] gives (the same keys in
+/// the same order, none twice).
+#[test]
+fn the_data_serialised_straight_is_the_bytes_of_its_json() {
+    for r in samples() {
+        let direct = serde_json::to_vec(&request_data(&r)).unwrap();
+        assert_eq!(
+            direct,
+            serde_json::to_vec(&encode_request(&r)).unwrap(),
+            "{r:?}"
+        );
+    }
+}
+
 #[test]
 fn every_envelope_round_trips() {
     for r in samples() {

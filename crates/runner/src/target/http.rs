@@ -21,10 +21,10 @@ use crate::snapshot::Snap;
 /// A request envelope as sent, serialised straight from borrowed parts
 /// (the fields in the order the protocol shows them).
 #[derive(Serialize)]
-struct Outgoing<'a> {
+struct Outgoing<'a, D: Serialize> {
     kind: &'a str,
     head: OutgoingHead<'a>,
-    data: &'a Value,
+    data: &'a D,
 }
 
 /// The head of a request envelope.
@@ -119,11 +119,11 @@ impl HttpTarget {
     pub fn call(
         &mut self,
         kind: &str,
-        data: Value,
+        data: &impl Serialize,
         debug_time: Option<u64>,
     ) -> Result<Value, TargetError> {
         self.settle()?;
-        let corr_id = self.queue(kind, debug_time, &data);
+        let corr_id = self.queue(kind, debug_time, data);
         self.answer(kind, &corr_id)
     }
 
@@ -159,7 +159,7 @@ impl HttpTarget {
 
     /// Queue the envelope `{kind, head: {corrId, version,
     /// resonate:debug_time?}, data}` on the connection; its `corrId`.
-    fn queue(&mut self, kind: &str, debug_time: Option<u64>, data: &Value) -> String {
+    fn queue(&mut self, kind: &str, debug_time: Option<u64>, data: &impl Serialize) -> String {
         let corr_id = self.next_corr_id();
         let out = Outgoing {
             kind,
@@ -231,7 +231,7 @@ impl Target for HttpTarget {
     fn start(&mut self) -> Result<(), TargetError> {
         self.departures.clear();
         for kind in ["debug.start", "debug.reset"] {
-            let env = self.call(kind, json!({}), None).map_err(|e| match e {
+            let env = self.call(kind, &json!({}), None).map_err(|e| match e {
                 TargetError::Unreachable(_) | TargetError::Timeout(_) => e,
                 other => TargetError::NotDebug(other.to_string()),
             })?;
@@ -247,7 +247,7 @@ impl Target for HttpTarget {
     }
 
     fn reset(&mut self) -> Result<(), TargetError> {
-        let env = self.call("debug.reset", json!({}), None)?;
+        let env = self.call("debug.reset", &json!({}), None)?;
         Self::debug_ok("debug.reset", &env)
     }
 
@@ -264,10 +264,7 @@ impl Target for HttpTarget {
                 );
                 self.answer(kind, &corr_id)?
             }
-            None => {
-                let data = envelope_data(step);
-                self.call(kind, data, Some(step.now))?
-            }
+            None => self.call(kind, &envelope_data(step), Some(step.now))?,
         };
         match &step.op {
             Op::Request(r) => {
@@ -298,7 +295,7 @@ impl Target for HttpTarget {
     /// the process).
     fn resume(&mut self) -> Result<(), TargetError> {
         *self = self.fork()?;
-        let env = self.call("debug.start", json!({}), None)?;
+        let env = self.call("debug.start", &json!({}), None)?;
         match envelope_status(&env) {
             Some(200) => Ok(()),
             s => Err(TargetError::NotDebug(format!("debug.start answered {s:?}"))),
@@ -362,11 +359,20 @@ fn envelope_kind(step: &Step) -> &'static str {
     }
 }
 
-/// The envelope `data` of a step: its request's, or a tick's `{time}`.
-fn envelope_data(step: &Step) -> Value {
+/// The envelope `data` of a step: its request's, or a tick's `{time}`,
+/// serialised straight from the step (no JSON value built on the way).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum StepData<'a> {
+    Request(model::wire::Data<'a>),
+    Tick { time: u64 },
+}
+
+/// [`StepData`] of `step`.
+fn envelope_data(step: &Step) -> StepData<'_> {
     match &step.op {
-        Op::Request(r) => model::wire::encode_request(r),
-        Op::Tick => json!({"time": step.now}),
+        Op::Request(r) => StepData::Request(model::wire::request_data(r)),
+        Op::Tick => StepData::Tick { time: step.now },
     }
 }
 
