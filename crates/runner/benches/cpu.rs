@@ -26,7 +26,8 @@
 //! each mode's ratios: lowest, median, highest. `--conform` names the
 //! harness binaries to measure (default: the one cargo built with the
 //! bench); with several, every round runs each of them in turn against the
-//! same server, so a before/after comparison shares the machine's load.
+//! same server, every other round in the reverse order, so a before/after
+//! comparison shares the machine's load and the server's warming.
 //! Not run by the tests.
 
 use std::io::{BufRead, BufReader};
@@ -244,8 +245,18 @@ fn main() {
     let mut summary = Vec::new();
     for (name, state) in [("with state", true), ("responses only", false)] {
         let mut ratios = vec![Vec::new(); o.conform.len()];
-        for _ in 0..o.rounds {
-            for (i, conform) in o.conform.iter().enumerate() {
+        for round in 0..o.rounds {
+            // Every other round in reverse: the server's CPU per step keeps
+            // falling for a while after the first run (measured against
+            // Node.js: 53 µs a step in the first responses-only run of a
+            // bench, 33 in its eighth), so a fixed order would charge the
+            // drift to the later binaries.
+            let mut order: Vec<usize> = (0..o.conform.len()).collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for i in order {
+                let conform = &o.conform[i];
                 let f = measure(&o, conform, &url, server.0.id(), state, &dir);
                 let per = |s: f64| s * 1e6 / f.steps as f64;
                 println!(
