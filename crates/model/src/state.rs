@@ -527,9 +527,12 @@ impl State {
                 }
             }
         }
-        let old = match p {
-            Some(p) => self.promises.insert(id.to_string(), p),
-            None => self.promises.remove(id),
+        // An existing key is kept (`insert` would allocate the id anew to
+        // throw it away): most writes replace a promise.
+        let old = match (p, self.promises.get_mut(id)) {
+            (Some(p), Some(slot)) => Some(std::mem::replace(slot, p)),
+            (Some(p), None) => self.promises.insert(id.to_string(), p),
+            (None, _) => self.promises.remove(id),
         };
         let now = self.promises.get(id);
         if let Some(old) = &old {
@@ -596,10 +599,19 @@ impl State {
 
     /// `setTask`.
     pub fn set_task(&mut self, t: TaskObject) {
-        let id = t.id.clone();
-        self.touched.push(|| Touched::Task(id.clone()));
-        let prev = self.tasks.insert(id.clone(), t);
-        self.record(|| Undo::Task(id, prev));
+        self.touched.push(|| Touched::Task(t.id.clone()));
+        // An existing key is kept, as in `put_promise`; the id is copied
+        // for the journal only when there is one.
+        match self.tasks.get_mut(t.id.as_str()) {
+            Some(slot) => {
+                let prev = std::mem::replace(slot, t);
+                self.record(|| Undo::Task(prev.id.clone(), Some(prev)));
+            }
+            None => {
+                self.record(|| Undo::Task(t.id.clone(), None));
+                self.tasks.insert(t.id.clone(), t);
+            }
+        }
     }
 
     /// Every task (unordered).
