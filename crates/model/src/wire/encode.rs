@@ -70,14 +70,9 @@ impl Serialize for Data<'_> {
                 map!(s; "awaited" => &r.awaited, "address" => &r.address)
             }
             Request::PromiseSearch(r) => {
-                let mut m = s.serialize_map(None)?;
-                opt(&mut m, "state", r.state.map(|s| s.as_str()))?;
-                if !r.tags.is_empty() {
-                    m.serialize_entry("tags", &r.tags)?;
-                }
-                opt(&mut m, "limit", r.limit)?;
-                opt(&mut m, "cursor", r.cursor.as_deref())?;
-                m.end()
+                let tags = (!r.tags.is_empty()).then_some(&r.tags);
+                let state = r.state.map(|s| s.as_str());
+                search(s, state, tags, r.limit, r.cursor.as_deref())
             }
             Request::TaskGet(r) => map!(s; "id" => &r.id),
             Request::TaskCreate(r) => map!(s;
@@ -114,11 +109,8 @@ impl Serialize for Data<'_> {
             Request::TaskHalt(r) => map!(s; "id" => &r.id),
             Request::TaskContinue(r) => map!(s; "id" => &r.id),
             Request::TaskSearch(r) => {
-                let mut m = s.serialize_map(None)?;
-                opt(&mut m, "state", r.state.map(|s| s.as_str()))?;
-                opt(&mut m, "limit", r.limit)?;
-                opt(&mut m, "cursor", r.cursor.as_deref())?;
-                m.end()
+                let state = r.state.map(|s| s.as_str());
+                search(s, state, None, r.limit, r.cursor.as_deref())
             }
             Request::ScheduleGet(r) => map!(s; "id" => &r.id),
             Request::ScheduleCreate(r) => map!(s;
@@ -130,14 +122,25 @@ impl Serialize for Data<'_> {
                 "promiseTags" => &r.promise_tags,
             ),
             Request::ScheduleDelete(r) => map!(s; "id" => &r.id),
-            Request::ScheduleSearch(r) => {
-                let mut m = s.serialize_map(None)?;
-                opt(&mut m, "limit", r.limit)?;
-                opt(&mut m, "cursor", r.cursor.as_deref())?;
-                m.end()
-            }
+            Request::ScheduleSearch(r) => search(s, None, None, r.limit, r.cursor.as_deref()),
         }
     }
+}
+
+/// A search's filters and page, each left out when absent.
+fn search<S: Serializer>(
+    s: S,
+    state: Option<&str>,
+    tags: Option<&crate::types::Tags>,
+    limit: Option<u64>,
+    cursor: Option<&str>,
+) -> Result<S::Ok, S::Error> {
+    let mut m = s.serialize_map(None)?;
+    opt(&mut m, "state", state)?;
+    opt(&mut m, "tags", tags)?;
+    opt(&mut m, "limit", limit)?;
+    opt(&mut m, "cursor", cursor)?;
+    m.end()
 }
 
 /// `key: v` when there is a `v`: optional fields are left out.

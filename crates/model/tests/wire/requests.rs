@@ -39,6 +39,40 @@ fn the_data_serialised_straight_is_the_bytes_of_its_json() {
     }
 }
 
+/// A search writes each filter it has, in the wire's order, and leaves
+/// out each it has not.
+#[test]
+fn a_search_writes_the_filters_it_has() {
+    let full = Request::PromiseSearch(PromiseSearchReq {
+        state: Some(PromiseState::Pending),
+        tags: tags(&[("a", "b")]),
+        limit: Some(3),
+        cursor: Some("c".into()),
+    });
+    let text = serde_json::to_string(&request_data(&full)).unwrap();
+    assert_eq!(
+        text,
+        r#"{"state":"pending","tags":{"a":"b"},"limit":3,"cursor":"c"}"#
+    );
+    let bare = [
+        Request::PromiseSearch(PromiseSearchReq::default()),
+        Request::TaskSearch(TaskSearchReq::default()),
+        Request::ScheduleSearch(ScheduleSearchReq::default()),
+    ];
+    for r in bare {
+        assert_eq!(encode_request(&r), json!({}), "{r:?}");
+    }
+    let task = Request::TaskSearch(TaskSearchReq {
+        state: Some(model::types::TaskState::Acquired),
+        limit: Some(1),
+        cursor: None,
+    });
+    assert_eq!(
+        encode_request(&task),
+        json!({"state": "acquired", "limit": 1})
+    );
+}
+
 #[test]
 fn every_envelope_round_trips() {
     for r in samples() {
