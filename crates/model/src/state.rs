@@ -26,6 +26,7 @@ mod writes;
 pub use writes::Writes;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// The keyed tables: the state is looked up by id several times a step, and
 /// std's SipHash (built to resist adversarial keys, which a harness's own
@@ -294,11 +295,14 @@ impl Feed {
     }
 }
 
-/// A keyed deadline table with an ordered index of `(deadline, id)`.
+/// A keyed deadline table with an ordered index of `(deadline, id)`. The
+/// table and the index share one allocation of each id: a timer is armed,
+/// cleared and re-armed by every effect and every rollback of a trial, and
+/// copying its id twice each time was most of the cost of arming it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Deadlines {
-    by_id: FxHashMap<String, Time>,
-    due: BTreeSet<(Time, String)>,
+    by_id: FxHashMap<Arc<str>, Time>,
+    due: BTreeSet<(Time, Arc<str>)>,
 }
 
 impl Deadlines {
@@ -308,28 +312,26 @@ impl Deadlines {
     }
 
     /// Arm or clear `id`, returning the previous deadline. Allocates the
-    /// id once for the ordered index (and once more for a new key): it
-    /// runs for every timer an effect or a rollback touches.
+    /// id only for a new key.
     fn put(&mut self, id: &str, at: Option<Time>) -> Option<Time> {
-        let prev = match at {
-            Some(t) => {
-                if let Some(v) = self.by_id.get_mut(id) {
-                    Some(std::mem::replace(v, t))
-                } else {
-                    self.by_id.insert(id.to_string(), t);
-                    None
-                }
-            }
-            None => self.by_id.remove(id),
+        let (key, prev) = match self.by_id.get_key_value(id) {
+            Some((k, t)) => (k.clone(), Some(*t)),
+            None if at.is_none() => return None,
+            None => (Arc::from(id), None),
         };
         if prev == at {
             return prev;
         }
-        let mut key = id.to_string();
+        match at {
+            Some(t) => {
+                self.by_id.insert(key.clone(), t);
+            }
+            None => {
+                self.by_id.remove(id);
+            }
+        }
         if let Some(p) = prev {
-            let mut probe = (p, key);
-            self.due.remove(&probe);
-            key = std::mem::take(&mut probe.1);
+            self.due.remove(&(p, key.clone()));
         }
         if let Some(t) = at {
             self.due.insert((t, key));
@@ -342,27 +344,30 @@ impl Deadlines {
         self.due
             .iter()
             .take_while(move |(t, _)| *t <= now)
-            .map(|(t, id)| (*t, id.as_str()))
+            .map(|(t, id)| (*t, &**id))
     }
 
     /// Entries with `from ≤ deadline ≤ until`, earliest first (ties by
     /// id): a window of the ordered index, read without a scan.
     pub fn within(&self, from: Time, until: Time) -> impl Iterator<Item = (Time, &str)> {
         use std::ops::Bound::{Excluded, Included, Unbounded};
+        // The least id, shared: a bound is a key, and a fresh `Arc` would
+        // allocate on every window the generator reads.
+        static LEAST: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
         let hi = match until.checked_add(1) {
-            Some(h) => Excluded((h, String::new())),
+            Some(h) => Excluded((h, LEAST.clone())),
             None => Unbounded,
         };
         (from <= until)
-            .then(|| self.due.range((Included((from, String::new())), hi)))
+            .then(|| self.due.range((Included((from, LEAST.clone())), hi)))
             .into_iter()
             .flatten()
-            .map(|(t, id)| (*t, id.as_str()))
+            .map(|(t, id)| (*t, &**id))
     }
 
     /// Every entry, ordered by id.
     pub fn sorted(&self) -> Vec<(&str, Time)> {
-        let mut v: Vec<_> = self.by_id.iter().map(|(k, t)| (k.as_str(), *t)).collect();
+        let mut v: Vec<_> = self.by_id.iter().map(|(k, t)| (&**k, *t)).collect();
         v.sort();
         v
     }
@@ -843,5 +848,26 @@ mod tests {
         assert_eq!(ids(7, 7), ["b", "c"]);
         assert_eq!(ids(8, 6), Vec::<&str>::new());
         assert_eq!(ids(9, Time::MAX), ["d", "e"]);
+    }
+
+    /// Re-arming an id moves its one entry in the ordered index; clearing
+    /// it (or an id never armed) leaves no entry; each returns the
+    /// deadline it replaced.
+    #[test]
+    fn put_keeps_one_entry_per_id_in_step_with_the_table() {
+        let mut d = Deadlines::default();
+        assert_eq!(d.put("x", None), None, "clearing nothing");
+        assert!(d.is_empty() && d.due(Time::MAX).next().is_none());
+        assert_eq!(d.put("x", Some(5)), None);
+        assert_eq!(d.put("y", Some(5)), None);
+        assert_eq!(d.put("x", Some(5)), Some(5), "the same deadline");
+        assert_eq!(d.put("x", Some(9)), Some(5), "re-armed");
+        fn due(d: &Deadlines) -> Vec<(Time, &str)> {
+            d.due(Time::MAX).collect()
+        }
+        assert_eq!(due(&d), [(5, "y"), (9, "x")]);
+        assert_eq!(d.put("x", None), Some(9), "cleared");
+        assert_eq!((due(&d), d.get("x"), d.len()), (vec![(5, "y")], None, 1));
+        assert_eq!(d.sorted(), [("y", 5)]);
     }
 }

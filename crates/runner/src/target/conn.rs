@@ -456,18 +456,22 @@ fn framing(resp: &httparse::Response, status: u16) -> Result<(Framing, bool), St
     let mut chunked = false;
     let mut close = resp.version == Some(0);
     for h in resp.headers.iter() {
-        let value = String::from_utf8_lossy(h.value);
+        // Only the three headers read here are decoded: an answer carries
+        // several more (date, content-type, ...), and this runs for each.
+        let value = || String::from_utf8_lossy(h.value);
         if h.name.eq_ignore_ascii_case("content-length") {
+            let value = value();
             let n = value.trim().parse::<usize>().map_err(|_| {
                 format!("HTTP {status}, a content-length that is not a number: {value:?}")
             })?;
             length = Some(n);
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = value
+            chunked = value()
                 .split(',')
                 .next_back()
                 .is_some_and(|t| t.trim().eq_ignore_ascii_case("chunked"));
         } else if h.name.eq_ignore_ascii_case("connection") {
+            let value = value();
             let has = |token: &str| {
                 value
                     .split(',')
