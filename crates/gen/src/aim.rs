@@ -77,8 +77,13 @@ impl Aim {
 
     /// Every reachable branch and marker of the model not in `seen`.
     pub fn unreached(seen: impl Fn(&Branch) -> bool) -> Aim {
-        let every = model::branch::ALL.iter().chain(model::marker::ALL);
-        Aim::new(every.copied().filter(|b| b.reachable() && !seen(b)))
+        // Listed once: every case of a campaign asks, and `reachable` is
+        // a scan of the unreachable lists.
+        static REACHABLE: std::sync::LazyLock<Vec<Branch>> = std::sync::LazyLock::new(|| {
+            let every = model::branch::ALL.iter().chain(model::marker::ALL);
+            every.copied().filter(|b| b.reachable()).collect()
+        });
+        Aim::new(REACHABLE.iter().copied().filter(|b| !seen(b)))
     }
 
     /// This aim, after `dry` aimed steps in a row that led nowhere (a

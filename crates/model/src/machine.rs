@@ -263,14 +263,18 @@ impl Machine {
     /// Run `f` on this machine, then undo all it did (its effects, through
     /// the undo journal, and the branches it recorded) and return what it
     /// returned: a look at what a transition would do that costs the
-    /// transition, not a copy of the state. Nests inside a journal already
+    /// transition, not a copy of the state. The change feed is paused
+    /// meanwhile (the generator's index would re-read objects that are as
+    /// they were, several times a candidate). Nests inside a journal already
     /// open (a checker's attempt), which it leaves open.
     pub fn trial<R>(&mut self, f: impl FnOnce(&mut Machine) -> R) -> R {
         let (hits, marks) = (self.hits.len(), self.marks.len());
         let open = self.state.journaling();
         let mark = self.state.checkpoint();
+        let feed = self.state.pause_feed();
         let r = f(self);
         self.state.rollback(mark);
+        self.state.unpause_feed(feed);
         if !open {
             self.state.commit();
         }
@@ -380,5 +384,22 @@ mod tests {
             m.state, state,
             "and still undoes what came before the trial"
         );
+    }
+
+    /// What a trial wrote and undid leaves the change feed as it was; what
+    /// was written before the trial stays in it.
+    #[test]
+    fn a_trial_leaves_the_change_feed_as_it_was() {
+        use crate::state::Touched;
+        let mut m = Machine::new(ServerConfig::default());
+        m.state.watch();
+        m.apply(&create("a"), 1);
+        m.trial(|m| {
+            m.apply(&create("b"), 1);
+            m.trial(|m| m.apply(&create("c"), 1));
+        });
+        assert_eq!(m.state.take_touched(), [Touched::Promise("a".into())]);
+        m.trial(|m| m.apply(&create("b"), 1));
+        assert!(m.state.take_touched().is_empty());
     }
 }

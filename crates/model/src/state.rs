@@ -495,6 +495,18 @@ impl State {
         }
     }
 
+    /// Stop recording into the change feed, handing back what it holds
+    /// for [`State::unpause_feed`]: a trial's writes are all undone, so
+    /// every object is as it was and the index need not read any again.
+    pub(crate) fn pause_feed(&mut self) -> Option<Vec<Touched>> {
+        self.touched.0.take()
+    }
+
+    /// Put back a feed [`State::pause_feed`] took.
+    pub(crate) fn unpause_feed(&mut self, feed: Option<Vec<Touched>>) {
+        self.touched.0 = feed;
+    }
+
     fn record(&mut self, undo: impl FnOnce() -> Undo) {
         if let Some(j) = self.journal.as_mut() {
             j.push(undo());
