@@ -127,10 +127,50 @@ impl AnswerHead {
 
     /// `head.status`, when it is a number that can be a status.
     pub fn status(&self) -> Option<u16> {
-        self.head
-            .status
-            .as_u64()
-            .and_then(|s| u16::try_from(s).ok())
+        self.view().status()
+    }
+
+    /// Its fields, borrowed, for [`judge`].
+    pub fn view(&self) -> HeadView<'_> {
+        HeadView {
+            kind: &self.kind,
+            corr_id: &self.head.corr_id,
+            status: &self.head.status,
+            version: &self.head.version,
+        }
+    }
+}
+
+/// An [`AnswerHead`]'s fields borrowed from where they are: every answer's
+/// envelope is judged, and copying them out of it cost more than judging.
+#[derive(Clone, Copy, Debug)]
+pub struct HeadView<'a> {
+    /// `kind`.
+    pub kind: &'a Value,
+    /// `head.corrId`.
+    pub corr_id: &'a Value,
+    /// `head.status`.
+    pub status: &'a Value,
+    /// `head.version`.
+    pub version: &'a Value,
+}
+
+impl<'a> HeadView<'a> {
+    /// The head of an envelope already read as JSON (`null` for a field
+    /// it lacks).
+    pub fn of(env: &'a Value) -> HeadView<'a> {
+        let head = &env["head"];
+        HeadView {
+            kind: &env["kind"],
+            corr_id: &head["corrId"],
+            status: &head["status"],
+            version: &head["version"],
+        }
+    }
+
+    /// `head.status`, when it is a number that can be a status.
+    pub fn status(&self) -> Option<u16> {
+        self.status.as_u64().and_then(|s| u16::try_from(s).ok())
     }
 }
 
@@ -148,7 +188,7 @@ pub fn judge(
     kind: &str,
     corr_id: &str,
     http: u16,
-    answer: &AnswerHead,
+    answer: &HeadView,
     detail: &dyn Fn() -> String,
 ) -> Result<Vec<EnvelopeDeparture>, TargetError> {
     let Some(status) = answer.status() else {
@@ -180,13 +220,9 @@ pub fn judge(
             });
         }
     };
-    check(EnvelopeField::CorrId, corr_id, &answer.head.corr_id);
-    check(EnvelopeField::Kind, kind, &answer.kind);
-    check(
-        EnvelopeField::Version,
-        PROTOCOL_VERSION,
-        &answer.head.version,
-    );
+    check(EnvelopeField::CorrId, corr_id, answer.corr_id);
+    check(EnvelopeField::Kind, kind, answer.kind);
+    check(EnvelopeField::Version, PROTOCOL_VERSION, answer.version);
     if http != status {
         out.push(EnvelopeDeparture {
             answer: kind.to_string(),
@@ -226,7 +262,7 @@ mod tests {
 
     #[test]
     fn a_conforming_answer_departs_in_nothing() {
-        let none = judge("promise.get", "c1", 404, &head(ok()), &String::new).unwrap();
+        let none = judge("promise.get", "c1", 404, &head(ok()).view(), &String::new).unwrap();
         assert_eq!(none, []);
     }
 
@@ -236,7 +272,7 @@ mod tests {
         v["kind"] = json!("promise.create");
         v["head"]["corrId"] = json!(7);
         v["head"]["version"] = Value::Null;
-        let d = judge("promise.get", "c1", 200, &head(v), &String::new).unwrap();
+        let d = judge("promise.get", "c1", 200, &head(v).view(), &String::new).unwrap();
         assert_eq!(
             fields(&d),
             [
@@ -260,20 +296,44 @@ mod tests {
     #[test]
     fn a_5xx_either_way_and_a_missing_status_or_kind_are_faults() {
         let mut v = ok();
-        let e = judge("promise.get", "c1", 500, &head(v.clone()), &String::new);
+        let e = judge(
+            "promise.get",
+            "c1",
+            500,
+            &head(v.clone()).view(),
+            &String::new,
+        );
         assert!(matches!(e, Err(TargetError::ServerError(_))), "{e:?}");
         v["head"]["status"] = json!(503);
-        let e = judge("promise.get", "c1", 404, &head(v.clone()), &String::new);
+        let e = judge(
+            "promise.get",
+            "c1",
+            404,
+            &head(v.clone()).view(),
+            &String::new,
+        );
         assert!(matches!(e, Err(TargetError::ServerError(_))), "{e:?}");
         v["head"]["status"] = json!(501);
-        let d = judge("promise.get", "c1", 501, &head(v.clone()), &String::new);
+        let d = judge(
+            "promise.get",
+            "c1",
+            501,
+            &head(v.clone()).view(),
+            &String::new,
+        );
         assert_eq!(d, Ok(vec![]), "501 is an answer");
         v["head"]["status"] = json!("200");
-        let e = judge("promise.get", "c1", 200, &head(v.clone()), &String::new);
+        let e = judge(
+            "promise.get",
+            "c1",
+            200,
+            &head(v.clone()).view(),
+            &String::new,
+        );
         assert!(matches!(e, Err(TargetError::BadEnvelope(_))), "{e:?}");
         let mut v = ok();
         v["kind"] = Value::Null;
-        let e = judge("promise.get", "c1", 404, &head(v), &String::new);
+        let e = judge("promise.get", "c1", 404, &head(v).view(), &String::new);
         assert!(matches!(e, Err(TargetError::BadEnvelope(_))), "{e:?}");
     }
 }

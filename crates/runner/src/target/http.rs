@@ -13,7 +13,7 @@ use gen::{Op, Step};
 use model::wire::PROTOCOL_VERSION;
 
 use super::conn::{Conn, Endpoint};
-use super::envelope::{self, AnswerHead, EnvelopeDeparture};
+use super::envelope::{self, EnvelopeDeparture, HeadView};
 use super::url::{self, UrlError};
 use super::{Dialect, Target, TargetError};
 use crate::snapshot::Snap;
@@ -132,9 +132,8 @@ impl HttpTarget {
     fn answer(&mut self, kind: &str, corr_id: &str) -> Result<Value, TargetError> {
         let (http, bytes) = self.conn.answer(kind).inspect_err(|_| self.ahead.clear())?;
         let env = Self::envelope(kind, http, &bytes)?;
-        let departures = envelope::judge(kind, corr_id, http, &AnswerHead::of(&env), &|| {
-            truncate(&env)
-        })?;
+        let departures =
+            envelope::judge(kind, corr_id, http, &HeadView::of(&env), &|| truncate(&env))?;
         self.departures.extend(departures);
         Ok(env)
     }
@@ -321,14 +320,14 @@ impl Target for HttpTarget {
                 if answer.status() == Some(200) {
                     let shown =
                         || String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned();
-                    let departures = envelope::judge(KIND, &corr_id, http, &answer, &shown)?;
+                    let departures = envelope::judge(KIND, &corr_id, http, &answer.view(), &shown)?;
                     self.departures.extend(departures);
                     return Ok(snap);
                 }
             }
         }
         let mut env = Self::envelope(KIND, http, &bytes)?;
-        let departures = envelope::judge(KIND, &corr_id, http, &AnswerHead::of(&env), &|| {
+        let departures = envelope::judge(KIND, &corr_id, http, &HeadView::of(&env), &|| {
             truncate(&env)
         })?;
         self.departures.extend(departures);

@@ -27,7 +27,7 @@ use crate::snapshot::Snap;
 
 pub use self::url::{check as check_url, is_loopback_url, UrlError};
 pub use dialect::{Base, Dialect, DialectSpec, Rule};
-pub use envelope::{AnswerHead, EnvelopeDeparture, EnvelopeField, HeadFields};
+pub use envelope::{AnswerHead, EnvelopeDeparture, EnvelopeField, HeadFields, HeadView};
 pub use error::TargetError;
 pub use http::{envelope_status, HttpTarget, DEFAULT_PIPELINE};
 pub use local::{LocalServer, LocalTarget};
