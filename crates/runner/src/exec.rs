@@ -231,13 +231,21 @@ fn drive<S: Borrow<Step>>(
     } else {
         target.pipeline_depth()
     };
+    // Once half a window is answered it is topped up (the new steps sent
+    // ahead before the next answer is read): the target works on them
+    // while the generator draws the next ones, and answers pile up to be
+    // read several to a `recv`, where a window drawn only once empty left
+    // the target idle while it was drawn and the harness waiting on every
+    // answer of it.
     let mut steps = steps;
     let mut window: VecDeque<S> = VecDeque::with_capacity(depth);
+    let mut ahead = false;
     let mut next = 0;
     loop {
         if window.is_empty() {
             window.extend(steps.by_ref().take(depth));
-            if window.len() > 1 {
+            ahead = window.len() > 1;
+            if ahead {
                 for s in &window {
                     target.send_ahead(s.borrow());
                 }
@@ -246,6 +254,14 @@ fn drive<S: Borrow<Step>>(
         let Some(step) = window.pop_front() else {
             break;
         };
+        if ahead && window.len() < depth / 2 {
+            // `step` is still owed its answer: `depth` in flight at most.
+            let had = window.len();
+            window.extend(steps.by_ref().take(depth - 1 - had));
+            for s in window.iter().skip(had) {
+                target.send_ahead(s.borrow());
+            }
+        }
         ex.sent_ahead = window.len();
         let step = step.borrow();
         let i = next;
