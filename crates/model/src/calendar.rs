@@ -133,11 +133,13 @@ impl Calendar for RustServerCalendar {
 /// starts with an ASCII byte, so every match is on a char boundary; it is
 /// never empty.
 fn replace(s: &str, pat: &str, with: &str) -> String {
+    debug_assert!(!pat.is_empty(), "an empty pattern");
     let (hay, needle) = (s.as_bytes(), pat.as_bytes());
     let mut out = String::with_capacity(s.len() + with.len());
     let (mut copied, mut i) = (0, 0);
     while i + needle.len() <= hay.len() {
-        // The first byte first: a slice comparison is a call per byte.
+        // The first byte first: a slice comparison is a `memcmp` call at
+        // every position.
         if hay[i] == needle[0] && hay[i..].starts_with(needle) {
             out.push_str(&s[copied..i]);
             out.push_str(with);

@@ -273,6 +273,8 @@ impl Machine {
         let mark = self.state.checkpoint();
         let feed = self.state.pause_feed();
         let r = f(self);
+        // A trial that committed would leave writes the feed never saw.
+        debug_assert!(self.state.journaling(), "a trial committed");
         self.state.rollback(mark);
         self.state.unpause_feed(feed);
         if !open {

@@ -481,7 +481,9 @@ impl State {
     // ----- change feed -----
 
     /// Start recording the id of every promise and task an effect writes
-    /// (or a rollback restores), for [`State::take_touched`].
+    /// (or a rollback restores), for [`State::take_touched`]; a
+    /// [`crate::machine::Machine::trial`]'s writes, all undone, are not
+    /// recorded.
     pub fn watch(&mut self) {
         self.touched.0.get_or_insert_with(Vec::new);
     }
@@ -504,6 +506,7 @@ impl State {
 
     /// Put back a feed [`State::pause_feed`] took.
     pub(crate) fn unpause_feed(&mut self, feed: Option<Vec<Touched>>) {
+        debug_assert!(self.touched.0.is_none(), "a trial watched the state");
         self.touched.0 = feed;
     }
 

@@ -111,7 +111,8 @@ pub fn execute(
 
 /// [`execute`] over steps pulled one at a time (a generator's stream, which
 /// chooses each step when it is asked): nothing past the step where the
-/// replay stops is pulled.
+/// replay stops is pulled, but for the steps a pipelined target was sent
+/// ahead (fewer than its depth, [`Execution::sent_ahead`]).
 pub fn execute_stream<S: Borrow<Step>>(
     target: &mut dyn Target,
     checker: &mut Checker,

@@ -336,4 +336,25 @@ mod tests {
         let e = judge("promise.get", "c1", 404, &head(v).view(), &String::new);
         assert!(matches!(e, Err(TargetError::BadEnvelope(_))), "{e:?}");
     }
+
+    /// A head read in place is the head copied out, field for field, null
+    /// where the envelope lacks one, however malformed the envelope.
+    #[test]
+    fn a_head_read_in_place_is_the_head_copied_out() {
+        let odd = [
+            json!({}),
+            json!({"head": 5}),
+            json!({"head": {}}),
+            json!([1, 2]),
+            json!({"kind": 7, "head": {"corrId": null, "status": "200", "version": 1}}),
+            ok(),
+        ];
+        for env in odd {
+            let (view, copied) = (HeadView::of(&env), AnswerHead::of(&env));
+            let copied = copied.view();
+            let fields = |h: &HeadView| [h.kind, h.corr_id, h.status, h.version].map(Clone::clone);
+            assert_eq!(fields(&view), fields(&copied), "{env}");
+            assert_eq!(view.status(), copied.status(), "{env}");
+        }
+    }
 }
