@@ -248,8 +248,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn head(v: Value) -> AnswerHead {
-        AnswerHead::of(&v)
+    /// `judge` of an answer to `promise.get` sent as `c1`.
+    fn judged(http: u16, env: &Value) -> Result<Vec<EnvelopeDeparture>, TargetError> {
+        judge("promise.get", "c1", http, &HeadView::of(env), &String::new)
     }
 
     fn ok() -> Value {
@@ -262,7 +263,7 @@ mod tests {
 
     #[test]
     fn a_conforming_answer_departs_in_nothing() {
-        let none = judge("promise.get", "c1", 404, &head(ok()).view(), &String::new).unwrap();
+        let none = judged(404, &ok()).unwrap();
         assert_eq!(none, []);
     }
 
@@ -272,7 +273,7 @@ mod tests {
         v["kind"] = json!("promise.create");
         v["head"]["corrId"] = json!(7);
         v["head"]["version"] = Value::Null;
-        let d = judge("promise.get", "c1", 200, &head(v).view(), &String::new).unwrap();
+        let d = judged(200, &v).unwrap();
         assert_eq!(
             fields(&d),
             [
@@ -296,44 +297,20 @@ mod tests {
     #[test]
     fn a_5xx_either_way_and_a_missing_status_or_kind_are_faults() {
         let mut v = ok();
-        let e = judge(
-            "promise.get",
-            "c1",
-            500,
-            &head(v.clone()).view(),
-            &String::new,
-        );
+        let e = judged(500, &v);
         assert!(matches!(e, Err(TargetError::ServerError(_))), "{e:?}");
         v["head"]["status"] = json!(503);
-        let e = judge(
-            "promise.get",
-            "c1",
-            404,
-            &head(v.clone()).view(),
-            &String::new,
-        );
+        let e = judged(404, &v);
         assert!(matches!(e, Err(TargetError::ServerError(_))), "{e:?}");
         v["head"]["status"] = json!(501);
-        let d = judge(
-            "promise.get",
-            "c1",
-            501,
-            &head(v.clone()).view(),
-            &String::new,
-        );
+        let d = judged(501, &v);
         assert_eq!(d, Ok(vec![]), "501 is an answer");
         v["head"]["status"] = json!("200");
-        let e = judge(
-            "promise.get",
-            "c1",
-            200,
-            &head(v.clone()).view(),
-            &String::new,
-        );
+        let e = judged(200, &v);
         assert!(matches!(e, Err(TargetError::BadEnvelope(_))), "{e:?}");
         let mut v = ok();
         v["kind"] = Value::Null;
-        let e = judge("promise.get", "c1", 404, &head(v).view(), &String::new);
+        let e = judged(404, &v);
         assert!(matches!(e, Err(TargetError::BadEnvelope(_))), "{e:?}");
     }
 
