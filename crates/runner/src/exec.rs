@@ -383,6 +383,12 @@ fn observe(
     step: &Step,
     snap: bool,
 ) -> Result<(Option<Value>, Option<Snap>), TargetError> {
+    if snap && target.pipeline_depth() > 1 {
+        // The step and the snapshot after it in one write: one round trip
+        // a step, not two.
+        target.send_ahead(step);
+        target.snap_ahead();
+    }
     let res = target.send(step)?;
     let snap = if snap { Some(target.snap()?) } else { None };
     Ok((res, snap))

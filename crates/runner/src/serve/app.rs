@@ -140,7 +140,11 @@ pub(crate) async fn serve(
         .route("/", post(api))
         .route("/health", get(|| async { StatusCode::OK }))
         .with_state(shared.clone());
+    // Without `TCP_NODELAY` the second of two answers written back to back
+    // waits for the client's delayed ACK of the first (40 ms): a pipelined
+    // run against this server ran 15 times slower than one at a time.
     let served = axum::serve(listener, app)
+        .tcp_nodelay(true)
         .with_graceful_shutdown(stop)
         .await;
     // A clean stop loses nothing, whatever the log holds back.

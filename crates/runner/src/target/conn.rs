@@ -19,7 +19,9 @@
 //! (`Connection: close`) after its answer. A request is never sent twice:
 //! a server that dropped the connection may have applied it, and the
 //! concurrent run counts an operation in flight when its server died as
-//! done before the crash or never.
+//! done before the crash or never. Every read re-arms `TCP_QUICKACK`
+//! ([`quickack`]), so a server that leaves Nagle's algorithm on never
+//! waits for a delayed acknowledgement between pipelined answers.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -444,9 +446,23 @@ impl Stream {
             }
         }
         .map_err(|e| Failure::Fault(io_fault(kind, &e)))?;
+        quickack(&self.tcp);
         self.end += n;
         Ok(n)
     }
+}
+
+/// Have the kernel acknowledge what arrives next at once (Linux's
+/// `TCP_QUICKACK`, which it drops again on its own: set after every read).
+/// A server that leaves Nagle's algorithm on holds its second answer of
+/// two until the first is acknowledged, and a delayed acknowledgement
+/// waits 40 ms: against such a server a pipelined run stalled on every
+/// window, 15 times slower than one request at a time.
+fn quickack(tcp: &TcpStream) {
+    #[cfg(target_os = "linux")]
+    let _ = socket2::SockRef::from(tcp).set_tcp_quickack(true);
+    #[cfg(not(target_os = "linux"))]
+    let _ = tcp;
 }
 
 /// The framing of an answer's body and whether the connection closes
@@ -520,6 +536,7 @@ fn connect(endpoint: &Endpoint, kind: &str, deadline: Instant) -> Result<TcpStre
                     .set_nodelay(true)
                     .and_then(|()| tcp.set_write_timeout(Some(remaining)));
                 set.map_err(|e| io_fault(kind, &e))?;
+                quickack(&tcp);
                 return Ok(tcp);
             }
             Err(e) => last = Some((addr, e)),

@@ -284,6 +284,11 @@ impl Target for HttpTarget {
         self.pipeline
     }
 
+    fn snap_ahead(&mut self) {
+        let corr_id = self.queue(SNAP, None, &json!({}));
+        self.ahead.push_back((SNAP, corr_id));
+    }
+
     fn send_ahead(&mut self, step: &Step) {
         let kind = envelope_kind(step);
         let corr_id = self.queue(kind, Some(step.now), &envelope_data(step));
@@ -311,9 +316,15 @@ impl Target for HttpTarget {
     /// straight into types (its head judged as every answer's is); any
     /// other, or one that does not fit them, as JSON.
     fn snap(&mut self) -> Result<Snap, TargetError> {
-        const KIND: &str = "debug.snap";
-        self.settle()?;
-        let corr_id = self.queue(KIND, None, &json!({}));
+        const KIND: &str = SNAP;
+        let corr_id = match self.ahead.front() {
+            // Sent right after the step it follows (`snap_ahead`).
+            Some((SNAP, _)) if self.ahead.len() == 1 => self.ahead.pop_front().expect("a front").1,
+            _ => {
+                self.settle()?;
+                self.queue(KIND, None, &json!({}))
+            }
+        };
         let (http, bytes) = self.conn.answer(KIND)?;
         if self.dialect.snapshot_is_canonical() {
             if let Ok((answer, snap)) = Snap::from_envelope(&bytes) {
@@ -349,6 +360,9 @@ impl Target for HttpTarget {
         std::mem::take(&mut self.departures)
     }
 }
+
+/// The kind of a snapshot's request.
+const SNAP: &str = "debug.snap";
 
 /// The envelope kind a step is sent as: its request's, or `debug.tick`.
 fn envelope_kind(step: &Step) -> &'static str {

@@ -71,6 +71,15 @@ pub trait Target {
         let _ = step;
         unreachable!("send_ahead on a target that does not pipeline")
     }
+    /// Send `debug.snap` now, right after the step just sent ahead, before
+    /// that step's answer is read: the next [`Target::snap`] reads its
+    /// answer instead of asking again. Only called where
+    /// [`Target::pipeline_depth`] is above 1, after [`Target::send_ahead`]
+    /// of the step whose state it shows: the server answers in order, so
+    /// it is the state after that step, at one round trip a step.
+    fn snap_ahead(&mut self) {
+        unreachable!("snap_ahead on a target that does not pipeline")
+    }
     /// Back in debug mode after a restart, its state kept: `debug.start`
     /// alone, never a wipe. A target the harness cannot restart says so.
     fn resume(&mut self) -> Result<(), TargetError> {
