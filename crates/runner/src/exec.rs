@@ -224,9 +224,8 @@ fn drive<S: Borrow<Step>>(
     // must leave it.
     // Responses alone need nothing from the target to choose the next
     // steps (the generator has its own model), so a window of them goes
-    // out before the first answer is read; a snapshot after each step
-    // would have to be pipelined between them, so state comparison sends
-    // one step at a time.
+    // out before the first answer is read; with state compared, a step
+    // goes out with its snapshot ([`observe`]) and nothing past them.
     let depth = if opts.check_state {
         1
     } else {
