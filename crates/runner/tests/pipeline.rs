@@ -1,16 +1,19 @@
-//! Pipelining (`--pipeline N`, responses only): a window of steps goes out
-//! before the first answer is read. The verdicts must be those of one step
-//! at a time, step for step; the steps sent past a divergence are counted
-//! (`Execution::sent_ahead`), never checked, and their answers are read
-//! before the next case starts, so the connection stays in step.
+//! Pipelining (`--pipeline N`): responses only, a window of steps goes out
+//! before the first answer is read; with state, a step goes out with its
+//! snapshot. The verdicts must be those of one step at a time, step for
+//! step; the steps sent past a divergence are counted
+//! (`Execution::sent_ahead`), never checked, and their answers (and a
+//! faulted step's snapshot's) are read before anything else, so the
+//! connection stays in step.
 
 mod common;
 
+use gen::{Op, Step};
 use runner::check::Checker;
 use runner::exec::{execute, ExecOptions, Execution, Expect};
 use runner::profile::Profile;
 use runner::serve::{spawn, ServeOptions};
-use runner::target::{HttpTarget, Target};
+use runner::target::{HttpTarget, Target, TargetError};
 
 const RESPONSES: ExecOptions = ExecOptions { check_state: false };
 
@@ -168,4 +171,41 @@ fn a_divergence_names_the_steps_sent_past_it() {
             && out.contains(" step(s) after it, which it applied and nothing checked"),
         "{out}"
     );
+}
+
+/// A step whose answer is a fault (a 5xx) leaves the answer of the
+/// snapshot sent with it owed; whatever comes next on the connection (the
+/// next step, a case's start) reads and drops it first, so every later
+/// answer is its own.
+#[test]
+fn a_faulted_step_leaves_no_snapshot_answer_behind() {
+    let url = common::fake_target(common::Misbehave::ServerError, 0);
+    let mut t = HttpTarget::new(&url, std::time::Duration::from_secs(5))
+        .unwrap()
+        .with_pipeline(8);
+    let mut checker = Checker::new(Profile::default());
+    let steps = checker.generate(gen::case_seed(1, 0), 20, 0);
+    let request = (steps.iter())
+        .find(|s| matches!(s.op, Op::Request(_)))
+        .expect("a request")
+        .clone();
+    let state = ExecOptions { check_state: true };
+    let first = [request.clone()];
+    let ex = execute(&mut t, &mut checker, &first, Expect::Model, state);
+    assert!(
+        matches!(ex.fault, Some(TargetError::ServerError(_))),
+        "{:?}",
+        ex.fault
+    );
+    let again = t.send(&request);
+    assert!(
+        matches!(again, Err(TargetError::ServerError(_))),
+        "{again:?}"
+    );
+    t.start().expect("the start's own answers");
+    let tick = Step {
+        now: request.now,
+        op: Op::Tick,
+    };
+    assert_eq!(t.send(&tick).expect("the tick's own answer"), None);
 }

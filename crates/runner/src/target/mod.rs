@@ -57,7 +57,9 @@ pub trait Target {
     /// one's answer (HTTP/1.1 pipelining; 1: one at a time, the default).
     /// The loop pipelines only steps that need nothing from the target's
     /// answers: when responses alone are compared, since the generator
-    /// chooses every step from its own model.
+    /// chooses every step from its own model; with state compared, a
+    /// depth above 1 sends each step with its snapshot
+    /// ([`Target::snap_ahead`]).
     fn pipeline_depth(&self) -> usize {
         1
     }
