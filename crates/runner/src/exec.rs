@@ -225,7 +225,9 @@ fn drive<S: Borrow<Step>>(
     // Responses alone need nothing from the target to choose the next
     // steps (the generator has its own model), so a window of them goes
     // out before the first answer is read; with state compared, a step
-    // goes out with its snapshot ([`observe`]) and nothing past them.
+    // goes out with its snapshot ([`observe`]) and nothing past them:
+    // triage pins the model to the target's state after a divergent step
+    // and goes on from there, which a step sent past it would have changed.
     let depth = if opts.check_state {
         1
     } else {
