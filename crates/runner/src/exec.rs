@@ -142,7 +142,8 @@ fn begin(
 }
 
 /// [`execute_stream`] for a caller that reads a clean finish's verdict and
-/// step count only (`run`'s cases): the model's envelopes
+/// step count only and never goes on past a divergence (`run`'s cases),
+/// so state is compared over windows of steps too ([`Past::Stop`]): the model's envelopes
 /// ([`Line::expect`]) are encoded only when the replay stops at a
 /// divergence or a fault, for every line then (what a saved trace
 /// records); after a clean finish they are left out, so a step that
@@ -158,7 +159,7 @@ pub fn execute_stream_lean<S: Borrow<Step>>(
         Ok(before) => before,
         Err(e) => return Execution::faulted(e),
     };
-    let (mut ex, answers) = drive(target, checker, steps, expect, opts, before);
+    let (mut ex, answers) = drive(target, checker, steps, expect, opts, before, Past::Stop);
     if ex.divergence.is_some() || ex.fault.is_some() {
         encode_answers(&mut ex, answers, checker);
     }
@@ -177,9 +178,24 @@ pub fn continue_stream<S: Borrow<Step>>(
     opts: ExecOptions,
     before: Option<Snap>,
 ) -> Execution {
-    let (mut ex, answers) = drive(target, checker, steps, expect, opts, before);
+    let (mut ex, answers) = drive(target, checker, steps, expect, opts, before, Past::GoOn);
     encode_answers(&mut ex, answers, checker);
     ex
+}
+
+/// What the caller does after a divergence, which decides whether steps
+/// may be sent past a step whose state is compared.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Past {
+    /// It stops, or starts the target afresh: a window of steps goes out
+    /// each with its snapshot after it (the server answers in order, so
+    /// each shows the state after its step).
+    Stop,
+    /// It may pin the model to the target's state after the divergent
+    /// step and go on from there (triage), which a step sent past it would
+    /// already have changed: with state compared, a step goes out with its
+    /// snapshot and nothing past them.
+    GoOn,
 }
 
 /// The model's typed answers of the lines that have one, by line index,
@@ -203,6 +219,7 @@ fn drive<S: Borrow<Step>>(
     expect: Expect,
     opts: ExecOptions,
     before: Option<Snap>,
+    past: Past,
 ) -> (Execution, Answers) {
     let steps = steps.into_iter();
     let mut answers = Answers::new();
@@ -222,16 +239,20 @@ fn drive<S: Borrow<Step>>(
     };
     // `before`: the target's state before the step; a refused request
     // must leave it.
-    // Responses alone need nothing from the target to choose the next
-    // steps (the generator has its own model), so a window of them goes
-    // out before the first answer is read; with state compared, a step
-    // goes out with its snapshot ([`observe`]) and nothing past them:
-    // triage pins the model to the target's state after a divergent step
-    // and goes on from there, which a step sent past it would have changed.
-    let depth = if opts.check_state {
+    // Nothing from the target chooses the next steps (the generator has
+    // its own model), so a window of them goes out before the first
+    // answer is read, with state compared each with its snapshot after
+    // it, unless the caller may go on past a divergence ([`Past`]).
+    let depth = if opts.check_state && past == Past::GoOn {
         1
     } else {
         target.pipeline_depth()
+    };
+    let ahead_of = |target: &mut dyn Target, s: &Step| {
+        target.send_ahead(s);
+        if opts.check_state {
+            target.snap_ahead();
+        }
     };
     // Once half a window is answered it is topped up (the new steps sent
     // ahead before the next answer is read): the target works on them
@@ -249,7 +270,7 @@ fn drive<S: Borrow<Step>>(
             ahead = window.len() > 1;
             if ahead {
                 for s in &window {
-                    target.send_ahead(s.borrow());
+                    ahead_of(target, s.borrow());
                 }
             }
         }
@@ -261,14 +282,14 @@ fn drive<S: Borrow<Step>>(
             let had = window.len();
             window.extend(steps.by_ref().take(depth - 1 - had));
             for s in window.iter().skip(had) {
-                target.send_ahead(s.borrow());
+                ahead_of(target, s.borrow());
             }
         }
         ex.sent_ahead = window.len();
         let step = step.borrow();
         let i = next;
         next += 1;
-        let (res, snap) = match observe(target, step, opts.check_state) {
+        let (res, snap) = match observe(target, step, opts.check_state, ahead) {
             Ok(o) => o,
             Err(e) => {
                 ex.lines.push(Line::of(step.clone()));
@@ -378,13 +399,16 @@ fn refusal_trace(
     )
 }
 
-/// Send one step to the target; fetch its snapshot when asked.
+/// Send one step to the target, or read its answer when it was sent
+/// `ahead` (with its snapshot, when one is asked for); fetch its snapshot
+/// when asked.
 fn observe(
     target: &mut dyn Target,
     step: &Step,
     snap: bool,
+    ahead: bool,
 ) -> Result<(Option<Value>, Option<Snap>), TargetError> {
-    if snap && target.pipeline_depth() > 1 {
+    if snap && !ahead && target.pipeline_depth() > 1 {
         // The step and the snapshot after it in one write: one round trip
         // a step, not two.
         target.send_ahead(step);

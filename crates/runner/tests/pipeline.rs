@@ -1,16 +1,17 @@
-//! Pipelining (`--pipeline N`): responses only, a window of steps goes out
-//! before the first answer is read; with state, a step goes out with its
-//! snapshot. The verdicts must be those of one step at a time, step for
-//! step; the steps sent past a divergence are counted
-//! (`Execution::sent_ahead`), never checked, and their answers (and a
-//! faulted step's snapshot's) are read before anything else, so the
-//! connection stays in step.
+//! Pipelining (`--pipeline N`): a window of steps goes out before the
+//! first answer is read, with state each with its snapshot after it (for
+//! a caller that stops at a divergence; one step and its snapshot at a
+//! time for one that may go on past it). The verdicts must be those of
+//! one step at a time, step for step; the steps sent past a divergence
+//! are counted (`Execution::sent_ahead`), never checked, and their
+//! answers (and a faulted step's snapshot's) are read before anything
+//! else, so the connection stays in step.
 
 mod common;
 
 use gen::{Op, Step};
 use runner::check::Checker;
-use runner::exec::{execute, ExecOptions, Execution, Expect};
+use runner::exec::{execute, execute_stream_lean, ExecOptions, Execution, Expect};
 use runner::profile::Profile;
 use runner::serve::{spawn, ServeOptions};
 use runner::target::{HttpTarget, Target, TargetError};
@@ -147,6 +148,50 @@ fn state_comparison_sends_a_step_with_its_snapshot_and_nothing_past_them() {
         diverged += usize::from(b.divergence.is_some());
     }
     assert!(diverged > 0, "the bug must show in the state");
+}
+
+/// A run's cases (`execute_stream_lean`, which stop at a divergence) with
+/// state compared send a window of steps, each with its snapshot after
+/// it: against a bug seen in the state every case gets the verdict of
+/// one request at a time (each snapshot the state after its own step),
+/// and the steps sent past a divergence are those of the window.
+#[test]
+fn a_run_with_state_pipelines_steps_with_their_snapshots() {
+    let server = spawn(ServeOptions {
+        mutants: vec!["settle-keeps-listeners".to_string()],
+        ..ServeOptions::default()
+    })
+    .expect("serve");
+    let url = server.url();
+    let mut one = HttpTarget::new(&url, std::time::Duration::from_secs(5)).unwrap();
+    let mut eight = HttpTarget::new(&url, std::time::Duration::from_secs(5))
+        .unwrap()
+        .with_pipeline(8);
+    let state = ExecOptions { check_state: true };
+    let (mut diverged, mut mid_window) = (0, 0);
+    for c in 0..40 {
+        let run = |target: &mut HttpTarget| {
+            let mut checker = Checker::new(Profile::default());
+            let steps = checker.generate(gen::case_seed(1, c), 60, 0);
+            execute_stream_lean(target, &mut checker, &steps, Expect::Model, state)
+        };
+        let (a, b) = (run(&mut one), run(&mut eight));
+        assert!(verdict(&a) == verdict(&b), "case {c}");
+        assert_eq!(a.sent_ahead, 0, "one at a time sends nothing ahead");
+        match &b.divergence {
+            Some((at, _)) => {
+                diverged += 1;
+                let sent = sent_through(*at, 8, 60);
+                assert_eq!(b.sent_ahead, sent - at - 1, "case {c}, diverged at {at}");
+                mid_window += usize::from(b.sent_ahead > 0);
+            }
+            None => assert_eq!(b.sent_ahead, 0, "case {c}"),
+        }
+    }
+    assert!(
+        diverged > 0 && mid_window > 0,
+        "the bug must show in the state mid-window ({diverged} divergences)"
+    );
 }
 
 /// A pipelined run's divergence says how many steps past it the target

@@ -367,9 +367,10 @@ pub struct TargetArgs {
     #[arg(long)]
     pub no_state: bool,
     /// With `--no-state`, send up to N steps before reading the first
-    /// one's answer (HTTP/1.1 pipelining); with state, each step and its
-    /// `debug.snap` together; 1 sends one request at a time, for a server
-    /// that cannot take pipelined requests.
+    /// one's answer (HTTP/1.1 pipelining); with state, each with its
+    /// `debug.snap` after it (triage: one step and its snapshot at a time);
+    /// 1 sends one request at a time, for a server that cannot take
+    /// pipelined requests.
     #[arg(long, default_value_t = runner::target::DEFAULT_PIPELINE,
           value_parser = within::<usize>(1, 64))]
     pub pipeline: usize,

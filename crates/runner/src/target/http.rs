@@ -324,7 +324,7 @@ impl Target for HttpTarget {
         const KIND: &str = SNAP;
         let corr_id = match self.ahead.front() {
             // Sent right after the step it follows (`snap_ahead`).
-            Some((SNAP, _)) if self.ahead.len() == 1 => self.ahead.pop_front().expect("a front").1,
+            Some((SNAP, _)) => self.ahead.pop_front().expect("a front").1,
             _ => {
                 self.settle()?;
                 self.queue(KIND, None, &json!({}))

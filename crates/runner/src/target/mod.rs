@@ -57,9 +57,10 @@ pub trait Target {
     /// one's answer (HTTP/1.1 pipelining; 1: one at a time, the default).
     /// The loop pipelines only steps that need nothing from the target's
     /// answers: when responses alone are compared, since the generator
-    /// chooses every step from its own model; with state compared, a
-    /// depth above 1 sends each step with its snapshot
-    /// ([`Target::snap_ahead`]).
+    /// chooses every step from its own model; with state compared, each
+    /// with its snapshot after it ([`Target::snap_ahead`]), or, where the
+    /// caller may go on past a divergence (triage), one step with its
+    /// snapshot at a time.
     fn pipeline_depth(&self) -> usize {
         1
     }
@@ -74,11 +75,11 @@ pub trait Target {
         unreachable!("send_ahead on a target that does not pipeline")
     }
     /// Send `debug.snap` now, right after the step just sent ahead, before
-    /// that step's answer is read: the next [`Target::snap`] reads its
-    /// answer instead of asking again. Only called where
-    /// [`Target::pipeline_depth`] is above 1, after [`Target::send_ahead`]
-    /// of the step whose state it shows: the server answers in order, so
-    /// it is the state after that step, at one round trip a step.
+    /// that step's answer is read: the [`Target::snap`] after that step's
+    /// [`Target::send`] reads its answer instead of asking again. Only
+    /// called where [`Target::pipeline_depth`] is above 1, after
+    /// [`Target::send_ahead`] of the step whose state it shows: the server
+    /// answers in order, so it is the state after that step.
     fn snap_ahead(&mut self) {
         unreachable!("snap_ahead on a target that does not pipeline")
     }
