@@ -254,3 +254,57 @@ fn a_faulted_step_leaves_no_snapshot_answer_behind() {
     };
     assert_eq!(t.send(&tick).expect("the tick's own answer"), None);
 }
+
+/// Two requests of seed 1's first case.
+fn two_requests() -> (Step, Step) {
+    let checker = Checker::new(Profile::default());
+    let steps = checker.generate(gen::case_seed(1, 0), 40, 0);
+    let mut requests = (steps.into_iter()).filter(|s| matches!(s.op, Op::Request(_)));
+    let first = requests.next().expect("a request");
+    (first, requests.next().expect("a second request"))
+}
+
+#[test]
+fn a_faulted_step_in_a_window_leaves_the_next_steps_answer_its_own() {
+    let (url, read) = common::counted_fake_target(common::Misbehave::ServerError, 0);
+    let mut t = HttpTarget::new(&url, std::time::Duration::from_secs(5))
+        .unwrap()
+        .with_pipeline(8);
+    t.start().expect("debug.start and debug.reset");
+    let (a, b) = two_requests();
+    for s in [&a, &b] {
+        t.send_ahead(s);
+        t.snap_ahead();
+    }
+    for s in [&a, &b] {
+        let answer = t.send(s);
+        assert!(
+            matches!(answer, Err(TargetError::ServerError(_))),
+            "{answer:?}"
+        );
+    }
+    t.start().expect("the start's own answers");
+    // Two to start, the window's four, two to start again: the second
+    // request was answered once, from the window, never sent again.
+    assert_eq!(read.load(std::sync::atomic::Ordering::SeqCst), 8);
+}
+
+#[test]
+fn a_snapshot_lost_in_a_window_gives_up_the_steps_sent_after_it() {
+    let url = common::fake_target(common::Misbehave::DieAtSnap, 0);
+    let mut t = HttpTarget::new(&url, std::time::Duration::from_secs(5))
+        .unwrap()
+        .with_pipeline(8);
+    t.start().expect("debug.start and debug.reset");
+    let (a, b) = two_requests();
+    for s in [&a, &b] {
+        t.send_ahead(s);
+        t.snap_ahead();
+    }
+    // The server dies at the first snapshot: its step's answer may or may
+    // not be read first, the snapshot is not, and whatever the harness asks
+    // next is a fault naming the cause, not a connection out of step.
+    let _ = t.send(&a);
+    assert!(t.snap().is_err());
+    assert!(t.start().is_err());
+}

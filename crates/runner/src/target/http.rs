@@ -257,8 +257,10 @@ impl Target for HttpTarget {
         let kind = envelope_kind(step);
         if matches!(self.ahead.front(), Some((SNAP, _))) {
             // The snapshot of a step whose answer was refused (a fault):
-            // read and dropped, so this step's answer is its own.
-            self.settle()?;
+            // read and dropped, so this step's answer is its own. Only
+            // that one: the steps sent ahead after it are owed theirs.
+            self.ahead.pop_front();
+            self.conn.answer(SNAP).inspect_err(|_| self.ahead.clear())?;
         }
         let env = match self.ahead.pop_front() {
             Some((sent, corr_id)) => {
@@ -330,7 +332,9 @@ impl Target for HttpTarget {
                 self.queue(KIND, None, &json!({}))
             }
         };
-        let (http, bytes) = self.conn.answer(KIND)?;
+        // A failed read gives up every answer owed (`Conn::answer`): so
+        // does the queue of what was sent ahead.
+        let (http, bytes) = self.conn.answer(KIND).inspect_err(|_| self.ahead.clear())?;
         if self.dialect.snapshot_is_canonical() {
             if let Ok((answer, snap)) = Snap::from_envelope(&bytes) {
                 if answer.status() == Some(200) {

@@ -79,7 +79,9 @@ pub trait Target {
     /// [`Target::send`] reads its answer instead of asking again. Only
     /// called where [`Target::pipeline_depth`] is above 1, after
     /// [`Target::send_ahead`] of the step whose state it shows: the server
-    /// answers in order, so it is the state after that step.
+    /// answers in order, and runs pipelined requests one after another, so
+    /// it is the state after that step (a server that runs them at once
+    /// needs `--pipeline 1`: a snapshot could see the next step's writes).
     fn snap_ahead(&mut self) {
         unreachable!("snap_ahead on a target that does not pipeline")
     }

@@ -57,24 +57,35 @@ pub enum Misbehave {
     ServerError,
     /// Answer JSON that is not an envelope.
     NotEnvelope,
+    /// Answer everything, until a `debug.snap` (from request number
+    /// `after` on): close the connection without answering it and stop
+    /// listening.
+    DieAtSnap,
 }
 
 /// A fake target on an ephemeral loopback port: it answers `debug.*` like a
 /// debug-mode server and misbehaves on request number `after` and later.
 pub fn fake_target(mode: Misbehave, after: usize) -> String {
+    proxy(None, mode, after).0
+}
+
+/// [`fake_target`], with the count of requests it has read (each one
+/// once, however it was answered).
+pub fn counted_fake_target(mode: Misbehave, after: usize) -> (String, Arc<AtomicUsize>) {
     proxy(None, mode, after)
 }
 
 /// A proxy in front of `upstream` that forwards every request until request
 /// number `after`, then misbehaves: a server failing mid-run, reproducibly.
 pub fn failing_proxy(upstream: &str, mode: Misbehave, after: usize) -> String {
-    proxy(Some(upstream.to_string()), mode, after)
+    proxy(Some(upstream.to_string()), mode, after).0
 }
 
-fn proxy(upstream: Option<String>, mode: Misbehave, after: usize) -> String {
+fn proxy(upstream: Option<String>, mode: Misbehave, after: usize) -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     let count = Arc::new(AtomicUsize::new(0));
+    let counted = count.clone();
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(conn) = conn else { return };
@@ -85,7 +96,7 @@ fn proxy(upstream: Option<String>, mode: Misbehave, after: usize) -> String {
             }
         }
     });
-    url
+    (url, counted)
 }
 
 fn forward(upstream: &str, body: &[u8]) -> (u16, String) {
@@ -116,11 +127,13 @@ fn serve_conn(
         let kind = req["kind"].as_str().unwrap_or("").to_string();
         let corr = req["head"]["corrId"].clone();
         let n = count.fetch_add(1, Ordering::SeqCst);
-        let (status, text) = if let (Some(up), true) =
-            (upstream, kind.starts_with("debug.") || n < after)
-        {
+        let behaves = match mode {
+            Misbehave::DieAtSnap => kind != "debug.snap" || n < after,
+            _ => kind.starts_with("debug.") || n < after,
+        };
+        let (status, text) = if let (Some(up), true) = (upstream, behaves) {
             forward(up, &body)
-        } else if kind.starts_with("debug.") || n < after {
+        } else if behaves {
             (200, serde_json::json!({"kind": kind, "head": {"corrId": corr, "status": 200, "version": "2026-04-01"}, "data": {}}).to_string())
         } else {
             match mode {
@@ -129,7 +142,7 @@ fn serve_conn(
                     std::thread::sleep(Duration::from_secs(5));
                     return false;
                 }
-                Misbehave::Die => return true,
+                Misbehave::Die | Misbehave::DieAtSnap => return true,
                 Misbehave::ServerError => (500, serde_json::json!({"kind": kind, "head": {"corrId": corr, "status": 500, "version": "2026-04-01"}, "data": "boom"}).to_string()),
                 Misbehave::NotEnvelope => (200, "[1,2,3]".to_string()),
             }
